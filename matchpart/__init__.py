@@ -1,0 +1,49 @@
+"""matchpart: multilevel k-way graph partitioning with pluggable parallel matchers (CPU and GPU).
+
+Public API::
+
+    matchpart.partition(graph, k)        # the multilevel partitioner
+    matchpart.match(graph, "local_max")  # one matching
+    matchpart.Graph, matchpart.load_graph, matchpart.save_graph
+    matchpart.matchers                   # registry: available(), describe(), register()
+    matchpart.compare(graph, k)          # matchers compared by downstream cut
+"""
+from importlib import import_module
+
+__version__ = "0.1.0"
+
+# name -> module that defines it; imported on first use so `import matchpart` stays light
+# (no numba compilation, no CuPy) until a feature is used.
+_LAZY = {
+    "Graph": "matchpart.graph",
+    "as_graph": "matchpart.graph",
+    "load_graph": "matchpart.io",
+    "save_graph": "matchpart.io",
+    "read_partition": "matchpart.io",
+    "write_partition": "matchpart.io",
+    "generate": "matchpart.generators",
+    "match": "matchpart.matchers",
+    "Matching": "matchpart.matchers",
+    "b_matching": "matchpart.matchers.b_suitor",
+    "maximum_bipartite_matching": "matchpart.matchers.bipartite",
+    "stable_marriage": "matchpart.matchers.stable_marriage",
+    "partition": "matchpart.pipeline",
+    "PartitionResult": "matchpart.pipeline",
+    "compare": "matchpart.compare",
+    "MatchpartError": "matchpart.errors",
+    "GraphError": "matchpart.errors",
+}
+
+__all__ = sorted(_LAZY) + ["matchers", "backend", "__version__"]
+
+
+def __getattr__(name):
+    if name in ("matchers", "backend", "metrics", "io", "generators"):
+        return import_module(f"matchpart.{name}")
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'matchpart' has no attribute {name!r}")
+
+
+def __dir__():
+    return __all__

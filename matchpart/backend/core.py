@@ -1,0 +1,222 @@
+"""The Backend namespace and ``get(device)``: xp, sparse, transfers and shared primitives."""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..errors import DeviceError
+from . import rng
+
+DEVICES = ("auto", "cpu", "gpu")
+
+
+@functools.lru_cache(maxsize=1)
+def _cupy_or_reason():
+    """Return (cupy module, None) when a GPU is usable, else (None, reason)."""
+    try:
+        import cupy  # noqa: F401
+        import cupyx.scipy.sparse  # noqa: F401
+    except Exception as exc:  # ImportError, or a broken CUDA install
+        return None, f"CuPy is not importable ({exc.__class__.__name__}: {exc}); install matchpart[cuda12] or matchpart[cuda13]"
+    try:
+        if cupy.cuda.runtime.getDeviceCount() < 1:
+            return None, "CuPy found no CUDA device"
+        cupy.arange(4).sum().item()  # a real round trip: catches driver/runtime mismatch
+    except Exception as exc:
+        return None, f"CUDA device not usable ({exc.__class__.__name__}: {exc})"
+    return cupy, None
+
+
+def gpu_available() -> bool:
+    """True when CuPy imports and a CUDA device answers."""
+    return _cupy_or_reason()[0] is not None
+
+
+class Backend:
+    """A small namespace of array functions for one device.
+
+    Attributes: ``name`` ("cpu" or "gpu"), ``xp`` (numpy or cupy), ``sparse``
+    (scipy.sparse or cupyx.scipy.sparse). Methods move arrays and provide the primitives
+    the algorithms share, so that no algorithm needs to know which device it runs on.
+    """
+
+    def __init__(self, name, xp, sparse):
+        self.name = name
+        self.xp = xp
+        self.sparse = sparse
+
+    def __repr__(self):
+        return f"Backend({self.name!r})"
+
+    @property
+    def is_gpu(self):
+        return self.name == "gpu"
+
+    # ---- transfers -------------------------------------------------------------
+    def to_device(self, a):
+        """An array (or None) on this backend's device."""
+        if a is None:
+            return None
+        if self.is_gpu:
+            return self.xp.asarray(a)
+        if hasattr(a, "get") and not isinstance(a, np.ndarray):
+            return a.get()
+        return np.asarray(a)
+
+    def to_host(self, a):
+        """A numpy array (or the value unchanged when it is not an array)."""
+        if a is None:
+            return None
+        if hasattr(a, "get") and not isinstance(a, np.ndarray):
+            return a.get()
+        return np.asarray(a)
+
+    def scalar(self, a):
+        """A Python scalar from a 0-d array (a host sync on the GPU)."""
+        return a.item() if hasattr(a, "item") else a
+
+    def synchronize(self):
+        if self.is_gpu:
+            self.xp.cuda.get_current_stream().synchronize()
+
+    # ---- random numbers (counter based; same on both backends) -----------------
+    def hash64(self, seed, stream, counter):
+        return rng.hash64(self.xp, seed, stream, counter)
+
+    def hash32(self, seed, stream, counter):
+        return rng.hash32(self.xp, seed, stream, counter)
+
+    def uniform(self, seed, stream, counter):
+        return rng.uniform(self.xp, seed, stream, counter)
+
+    def permutation(self, seed, stream, n):
+        return rng.permutation(self.xp, seed, stream, n)
+
+    # ---- CSR helpers -----------------------------------------------------------
+    def row_ids(self, indptr):
+        """For each CSR entry, the row it belongs to (int64)."""
+        xp = self.xp
+        n = indptr.shape[0] - 1
+        return xp.repeat(xp.arange(n, dtype=xp.int64), xp.diff(indptr))
+
+    def exclusive_cumsum(self, counts):
+        """[0, c0, c0+c1, ...] of length len(counts)+1, int64."""
+        xp = self.xp
+        out = xp.zeros(counts.shape[0] + 1, dtype=xp.int64)
+        xp.cumsum(counts, out=out[1:])
+        return out
+
+    def segment_sum(self, values, indptr):
+        """Sum of ``values`` over each CSR row (0 for empty rows)."""
+        xp = self.xp
+        c = xp.zeros(values.shape[0] + 1, dtype=xp.result_type(values.dtype, xp.int64)
+                     if values.dtype.kind in "iub" else values.dtype)
+        xp.cumsum(values, out=c[1:])
+        return c[indptr[1:]] - c[indptr[:-1]]
+
+    def segment_max(self, values, indptr, empty):
+        """Max of ``values`` over each CSR row; ``empty`` for rows without entries."""
+        xp = self.xp
+        n = indptr.shape[0] - 1
+        out = xp.full(n, empty, dtype=values.dtype)
+        if values.shape[0] == 0:
+            return out
+        if self.is_gpu:
+            import cupyx
+            cupyx.scatter_max(out, self.row_ids(indptr), values)
+            return out
+        nonempty = indptr[1:] > indptr[:-1]
+        starts = indptr[:-1][nonempty]
+        out[nonempty] = np.maximum.reduceat(values, starts)
+        return out
+
+    def segment_argmax(self, values, indptr):
+        """Position (into ``values``) of each row's maximum, first one on ties; -1 if empty.
+
+        Callers that need a specific tie-break should make ``values`` unique (e.g. pack a
+        tie-break key into the low bits) before calling.
+        """
+        xp = self.xp
+        n = indptr.shape[0] - 1
+        if values.shape[0] == 0:
+            return xp.full(n, -1, dtype=xp.int64)
+        lo = values.min() if values.dtype.kind != "f" else -xp.inf
+        mx = self.segment_max(values, indptr, lo)
+        rows = self.row_ids(indptr)
+        pos = xp.arange(values.shape[0], dtype=xp.int64)
+        cand = xp.where(values == mx[rows], pos, values.shape[0])
+        best = xp.full(n, values.shape[0], dtype=xp.int64)
+        self.scatter_min(best, rows, cand)
+        return xp.where(best == values.shape[0], -1, best)
+
+    def scatter_min(self, target, index, values):
+        """``target[index[i]] = min(target[index[i]], values[i])`` in place (repeats allowed)."""
+        if self.is_gpu:
+            import cupyx
+            cupyx.scatter_min(target, index, values)
+        else:
+            np.minimum.at(target, index, values)
+        return target
+
+    def scatter_max(self, target, index, values):
+        """``target[index[i]] = max(target[index[i]], values[i])`` in place (repeats allowed)."""
+        if self.is_gpu:
+            import cupyx
+            cupyx.scatter_max(target, index, values)
+        else:
+            np.maximum.at(target, index, values)
+        return target
+
+    def scatter_add(self, target, index, values):
+        """``target[index[i]] += values[i]`` in place (repeats allowed)."""
+        if self.is_gpu:
+            import cupyx
+            cupyx.scatter_add(target, index, values)
+        else:
+            target += np.bincount(index, weights=values, minlength=target.shape[0]).astype(target.dtype, copy=False) \
+                if values.dtype.kind == "f" else _bincount_int(index, values, target.shape[0])
+        return target
+
+    def csr_matrix(self, data, indices, indptr, shape):
+        """A CSR sparse matrix of this backend."""
+        return self.sparse.csr_matrix((data, indices, indptr), shape=shape)
+
+
+def _bincount_int(index, values, n):
+    # np.bincount sums in float64, which loses exactness above 2**53: use add.at for ints.
+    out = np.zeros(n, dtype=np.result_type(values.dtype, np.int64))
+    np.add.at(out, index, values)
+    return out
+
+
+_CPU = Backend("cpu", np, sp)
+_GPU = None
+
+
+def get(device="auto") -> Backend:
+    """The backend for ``device``: "cpu", "gpu", "auto" (GPU when usable, else CPU), or a Backend."""
+    global _GPU
+    if isinstance(device, Backend):
+        return device
+    if device not in DEVICES:
+        raise DeviceError(f"unknown device {device!r}; choose one of {', '.join(DEVICES)}")
+    if device == "cpu":
+        return _CPU
+    cupy, reason = _cupy_or_reason()
+    if cupy is None:
+        if device == "gpu":
+            raise DeviceError(f"device='gpu' was requested but no GPU is usable: {reason}")
+        return _CPU
+    if _GPU is None:
+        import cupyx.scipy.sparse as csp
+        _GPU = Backend("gpu", cupy, csp)
+    return _GPU
+
+
+def backend_of(array) -> Backend:
+    """The backend an array lives on (cupy arrays -> gpu, anything else -> cpu)."""
+    if isinstance(array, np.ndarray) or not hasattr(array, "__cuda_array_interface__"):
+        return _CPU
+    return get("gpu")

@@ -1,0 +1,58 @@
+"""Counter-based hash RNG: random numbers as a pure function of (seed, stream, counter).
+
+No state lives inside an algorithm, so a seed gives the same numbers on numpy and cupy
+and in any evaluation order. The mixer is the SplitMix64 finaliser in wrapping uint64
+arithmetic, which both libraries implement identically.
+"""
+
+_GOLDEN = 0x9E3779B97F4A7C15
+_MIX1 = 0xBF58476D1CE4E5B9
+_MIX2 = 0x94D049BB133111EB
+_STREAM = 0xD1B54A32D192ED03
+
+
+def _mix64(xp, x):
+    u = xp.uint64
+    x = x ^ (x >> u(30))
+    x = x * u(_MIX1)
+    x = x ^ (x >> u(27))
+    x = x * u(_MIX2)
+    x = x ^ (x >> u(31))
+    return x
+
+
+_M64 = 0xFFFFFFFFFFFFFFFF
+
+
+def _mix64_int(x):
+    """``_mix64`` on a Python int (for the per-call key, computed once on the host)."""
+    x ^= x >> 30
+    x = (x * _MIX1) & _M64
+    x ^= x >> 27
+    x = (x * _MIX2) & _M64
+    return x ^ (x >> 31)
+
+
+def hash64(xp, seed, stream, counter):
+    """uint64 hash of (seed, stream, counter) elementwise; ``counter`` is an integer array."""
+    u = xp.uint64
+    key = _mix64_int((_mix64_int((int(seed) + 1) * _GOLDEN & _M64) + (int(stream) + 1) * _STREAM) & _M64)
+    c = xp.asarray(counter).astype(u, copy=False)
+    return _mix64(xp, c * u(_GOLDEN) + u(key))
+
+
+def hash32(xp, seed, stream, counter):
+    """uint32 hash (the high half of ``hash64``)."""
+    return (hash64(xp, seed, stream, counter) >> xp.uint64(32)).astype(xp.uint32)
+
+
+def uniform(xp, seed, stream, counter):
+    """float64 in [0, 1) from the top 53 bits of ``hash64``."""
+    h = hash64(xp, seed, stream, counter) >> xp.uint64(11)
+    return h.astype(xp.float64) * (1.0 / 9007199254740992.0)
+
+
+def permutation(xp, seed, stream, n):
+    """A random permutation of range(n): argsort of hashes (ties by index, so it is total)."""
+    keys = hash64(xp, seed, stream, xp.arange(n, dtype=xp.uint64))
+    return xp.argsort(keys, kind="stable") if xp.__name__ == "numpy" else xp.argsort(keys)

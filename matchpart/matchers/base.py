@@ -1,0 +1,93 @@
+"""The matcher contract: the Matching result and helpers every matcher shares."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+@dataclass
+class Matching:
+    """A matching of a graph.
+
+    ``mate[v] == u`` and ``mate[u] == v`` for a matched pair, ``-1`` for an unmatched
+    vertex (array on the graph's backend). ``weight`` is the sum of the matched edges'
+    weights (edge weights, not ratings), ``cardinality`` the number of matched pairs.
+    ``stats`` holds at least ``rounds`` and ``matched_fraction`` (fraction of vertices
+    matched after each round); ``time`` is the matcher's wall time in seconds.
+    """
+
+    mate: Any
+    weight: float
+    cardinality: int
+    stats: dict = field(default_factory=dict)
+    time: float = 0.0
+    matcher: str = ""
+
+    @classmethod
+    def from_mate(cls, graph, mate, stats=None, time=0.0, matcher=""):
+        """Build a Matching from a mate array, computing weight and cardinality."""
+        be = graph.backend
+        xp = be.xp
+        mate = be.to_device(mate).astype(xp.int64, copy=False)
+        rows = be.row_ids(graph.indptr)
+        hit = mate[rows] == graph.indices
+        w = graph.ewgt[hit].sum()
+        weight = w.item() // 2 if graph.ewgt.dtype.kind in "iu" else w.item() / 2
+        card = int((mate >= 0).sum().item()) // 2
+        stats = dict(stats or {})
+        stats.setdefault("rounds", 1)
+        stats.setdefault("matched_fraction", [2 * card / graph.n if graph.n else 0.0])
+        return cls(mate, weight, card, stats, time, matcher)
+
+    def to_host(self):
+        """numpy copy of ``mate``."""
+        return self.mate.get() if hasattr(self.mate, "get") and not isinstance(self.mate, np.ndarray) \
+            else np.asarray(self.mate)
+
+    def pairs(self):
+        """(k, 2) numpy array of matched pairs (u < v)."""
+        mate = self.to_host()
+        u = np.flatnonzero(mate > np.arange(mate.shape[0]))
+        return np.stack([u, mate[u]], axis=1)
+
+
+def matching_problems(graph, mate):
+    """Why ``mate`` is not a valid matching of ``graph`` (a list of strings; empty if valid).
+
+    Valid: length n, entries in -1..n-1, symmetric (mate[mate[v]] == v), and every matched
+    pair is an edge of the graph.
+    """
+    h = graph.backend.to_host
+    mate = np.asarray(h(mate)).astype(np.int64)
+    indptr, indices = h(graph.indptr), h(graph.indices)
+    n = graph.n
+    problems = []
+    if mate.shape != (n,):
+        return [f"mate has shape {mate.shape}, expected ({n},)"]
+    if ((mate < -1) | (mate >= n)).any():
+        problems.append("mate has entries outside -1..n-1")
+        return problems
+    m = np.flatnonzero(mate >= 0)
+    if (mate[mate[m]] != m).any():
+        v = int(m[mate[mate[m]] != m][0])
+        problems.append(f"mate is not symmetric at vertex {v} (mate[{v}]={mate[v]}, mate[{mate[v]}]={mate[mate[v]]})")
+    if (mate[m] == m).any():
+        problems.append("a vertex is matched to itself")
+    rows = np.repeat(np.arange(n), np.diff(indptr))
+    is_edge = np.zeros(n, dtype=bool)
+    is_edge[rows[mate[rows] == indices]] = True
+    if (~is_edge[m]).any():
+        v = int(m[~is_edge[m]][0])
+        problems.append(f"vertex {v} is matched to {mate[v]}, which is not a neighbour")
+    return problems
+
+
+def is_maximal(graph, mate):
+    """True when no edge has both endpoints unmatched."""
+    h = graph.backend.to_host
+    mate = np.asarray(h(mate))
+    indptr, indices = h(graph.indptr), h(graph.indices)
+    rows = np.repeat(np.arange(graph.n), np.diff(indptr))
+    return not ((mate[rows] < 0) & (mate[indices] < 0)).any()

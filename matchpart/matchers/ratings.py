@@ -1,0 +1,54 @@
+"""Edge ratings (what "heavy" means when matching for coarsening) and the tie-break order.
+
+Ratings: ``weight`` w; ``expansion_star`` w/(c(u)c(v)); ``expansion_star2`` w^2/(c(u)c(v));
+``inner_outer`` w/(out(u)+out(v)-2w) (KaFFPa), with c the vertex weight and out the
+weighted degree. Zero vertex weights count as 1 so that ratings stay finite.
+"""
+from __future__ import annotations
+
+RATINGS = ("weight", "expansion_star", "expansion_star2", "inner_outer")
+
+
+def edge_ratings(graph, rating="weight"):
+    """float64 rating per stored CSR entry (equal for both directions of an edge)."""
+    be = graph.backend
+    xp = be.xp
+    if callable(rating):
+        return xp.asarray(rating(graph), dtype=xp.float64)
+    if rating not in RATINGS:
+        raise ValueError(f"unknown rating {rating!r}; choose one of {', '.join(RATINGS)}")
+    w = graph.ewgt.astype(xp.float64)
+    if rating == "weight":
+        return w
+    rows = be.row_ids(graph.indptr)
+    cols = graph.indices
+    if rating == "inner_outer":
+        out = be.segment_sum(w, graph.indptr)
+        denom = out[rows] + out[cols] - 2.0 * w
+        # an isolated edge (all weight inner) is the best possible contraction
+        return xp.where(denom > 0, w / xp.where(denom > 0, denom, 1.0), xp.inf)
+    c = xp.maximum(graph.vwgt.astype(xp.float64), 1.0)
+    cc = c[rows] * c[cols]
+    return w / cc if rating == "expansion_star" else w * w / cc
+
+
+def edge_priority(graph, rating="weight", ratings=None):
+    """int64 rank per stored CSR entry; lower = heavier; unique per undirected edge.
+
+    This is the contract's tie-break: edges are ordered by decreasing rating, and among
+    equal ratings the lexicographically smaller (min id, max id) pair comes first. Both
+    directions of an edge get the same rank, so comparing ranks is comparing edges.
+    """
+    be = graph.backend
+    xp = be.xp
+    r = edge_ratings(graph, rating) if ratings is None else ratings
+    rows = be.row_ids(graph.indptr)
+    cols = graph.indices.astype(xp.int64)
+    lo = xp.minimum(rows, cols)
+    hi = xp.maximum(rows, cols)
+    # lexsort: last key is primary -> (-rating, lo, hi)
+    order = xp.lexsort(xp.stack([hi, lo, -r]))
+    # both directions are adjacent in ``order``; rank by undirected edge index
+    rank = xp.empty(order.shape[0], dtype=xp.int64)
+    rank[order] = xp.arange(order.shape[0], dtype=xp.int64) // 2
+    return rank
