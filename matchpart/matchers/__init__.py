@@ -16,7 +16,11 @@ from .registry import MatcherInfo, available, describe, register, resolve
 # Modules that register built-in matchers on import (one algorithm family each).
 _BUILTIN_MODULES = ("local_max", "red_blue", "serial", "suitor", "karp_sipser", "gpa")
 for _mod in _BUILTIN_MODULES:
-    importlib.import_module(f"{__name__}.{_mod}")
+    try:
+        importlib.import_module(f"{__name__}.{_mod}")
+    except ModuleNotFoundError as _exc:  # only tolerate the module itself being absent
+        if _exc.name != f"{__name__}.{_mod}":
+            raise
 
 __all__ = ["Matching", "MatcherInfo", "RATINGS", "available", "describe", "register", "resolve",
            "match", "run_matcher", "edge_ratings", "edge_priority", "matching_problems", "is_maximal"]
