@@ -1,0 +1,156 @@
+"""The coarsening hierarchy: match (or cluster), contract, repeat until the graph is small."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..graph import Graph
+from ..matchers import run_matcher
+from .contract import contract, mapping_from_matching
+from .twohop import two_hop_pairs
+
+# A level that keeps more than this fraction of its vertices counts as stalled (METIS's
+# COARSEN_FRACTION is 0.85-0.9): further levels would cost time without helping.
+MIN_SHRINK = 0.9
+# Two-hop pairing runs when the matching leaves more than this fraction of vertices
+# unmatched (METIS's UNMATCHEDFOR2HOP = 0.10).
+UNMATCHED_FOR_TWO_HOP = 0.10
+# Coarse vertex weight cap = CAP_FACTOR * W / coarsen_to (METIS uses 1.5): keeps coarse
+# vertices light enough that the coarsest graph can still be balanced.
+CAP_FACTOR = 1.5
+# Hard stop on the number of levels (each level at least removes a few vertices).
+MAX_LEVELS = 64
+
+
+@dataclass
+class Level:
+    """One level of the hierarchy: ``graph``, ``mapping`` (its vertex -> coarse id; None at the
+    coarsest) and, when coarsening respected a partition, that partition's projection ``parts``."""
+
+    graph: Graph
+    mapping: Any = None
+    stats: dict = field(default_factory=dict)
+    parts: Any = None
+
+
+def level_seed_of(seed, depth):
+    """A distinct, non-negative 31-bit seed per level (matchers may pass it to compiled code)."""
+    return (int(seed) * 1_000_003 + depth) % (2**31 - 1)
+
+
+def max_coarse_vertex_weight(graph, coarsen_to):
+    """Cap on the weight of any coarse vertex built by pairing/clustering (METIS rule)."""
+    return CAP_FACTOR * graph.total_vwgt / max(int(coarsen_to), 1)
+
+
+def drop_heavy_pairs(graph, mate, cap):
+    """Unmatch every pair whose combined vertex weight exceeds ``cap`` (a new mate array)."""
+    xp = graph.backend.xp
+    mate = mate.astype(xp.int64, copy=True)
+    matched = mate >= 0
+    partner_w = graph.vwgt[xp.where(matched, mate, 0)]
+    heavy = matched & ((graph.vwgt + partner_w) > cap)
+    mate[heavy] = -1
+    return mate
+
+
+def match_level(graph, *, matcher, rating, seed, cap, block=None):
+    """Pair the vertices of one level: matcher, weight cap, two-hop when stalled.
+
+    Returns (mate, stats) with stats rounds / matched_fraction / two_hop_fraction.
+    """
+    result = run_matcher(matcher, graph, rating=rating, seed=seed)
+    mate = drop_heavy_pairs(graph, result.mate, cap)
+    n = max(graph.n, 1)
+    matched = int((mate >= 0).sum().item())
+    stats = {"rounds": int(result.stats.get("rounds", 1)), "matched_fraction": matched / n,
+             "two_hop_fraction": 0.0, "matcher_time": result.time}
+    if (n - matched) > UNMATCHED_FOR_TWO_HOP * n:
+        mate = two_hop_pairs(graph, mate, cap, seed=seed, block=block)
+        now = int((mate >= 0).sum().item())
+        stats["two_hop_fraction"] = (now - matched) / n
+    return mate, stats
+
+
+def intra_block_graph(graph, parts):
+    """The same vertices with only the edges inside blocks of ``parts`` (what may be contracted)."""
+    be = graph.backend
+    xp = be.xp
+    rows = be.row_ids(graph.indptr)
+    keep = parts[rows] == parts[graph.indices]
+    counts = be.segment_sum(keep.astype(xp.int64), graph.indptr)
+    return Graph._trusted(be.exclusive_cumsum(counts), graph.indices[keep], graph.ewgt[keep],
+                          graph.vwgt, be)
+
+
+def coarsen(graph, *, matcher="local_max", rating="expansion_star2", seed=0, coarsen_to=2000,
+            max_vertex_weight=None, min_shrink=MIN_SHRINK, max_levels=MAX_LEVELS, clusterer=None,
+            parts=None):
+    """Build the hierarchy; returns a list of Levels, finest first, the coarsest last.
+
+    Stops when a graph has at most ``coarsen_to`` vertices, when a level keeps more than
+    ``min_shrink`` of its vertices (stalled even after two-hop pairing), or after
+    ``max_levels``. ``max_vertex_weight`` caps coarse vertex weights (default
+    1.5 * W / coarsen_to). ``clusterer(graph, cap, seed) -> (mapping, n_coarse, stats)``
+    replaces matching when given (cluster coarsening).
+
+    ``parts`` (block per vertex, optional): contract only vertices of the same block, so the
+    partition projects exactly onto every coarse graph (the next V-cycle of an iterated
+    multilevel run); each Level then carries its projection in ``parts``.
+    """
+    if coarsen_to < 1:
+        raise ValueError(f"coarsen_to must be >= 1, got {coarsen_to}")
+    if not 0 < min_shrink <= 1:
+        raise ValueError(f"min_shrink must be in (0, 1], got {min_shrink}")
+    be = graph.backend
+    cap = max_coarse_vertex_weight(graph, coarsen_to) if max_vertex_weight is None else max_vertex_weight
+    xp = be.xp
+    if parts is not None:
+        parts = be.to_device(parts).astype(xp.int64)
+    levels = [Level(graph, parts=parts)]
+    g = graph
+    for depth in range(max_levels):
+        if g.n <= coarsen_to:
+            break
+        t0 = time.perf_counter()
+        level_seed = level_seed_of(seed, depth)
+        view = g if parts is None else intra_block_graph(g, parts)
+        if clusterer is None:
+            mate, stats = match_level(view, matcher=matcher, rating=rating, seed=level_seed, cap=cap,
+                                      block=parts)
+            mapping, n_coarse = mapping_from_matching(mate, be)
+        elif parts is None:
+            mapping, n_coarse, stats = clusterer(view, cap, level_seed)
+        else:
+            mapping, n_coarse, stats = clusterer(view, cap, level_seed, block=parts)
+        if n_coarse >= g.n:  # nothing contracted: the hierarchy has stalled
+            break
+        coarse = contract(g, mapping, n_coarse)
+        be.synchronize()
+        stats.update(n=g.n, m=g.m, n_coarse=n_coarse, time=time.perf_counter() - t0)
+        levels[-1].mapping = mapping
+        levels[-1].stats = stats
+        if parts is not None:
+            coarse_parts = xp.zeros(n_coarse, dtype=xp.int64)
+            coarse_parts[mapping] = parts  # all members of a coarse vertex share the block
+            parts = coarse_parts
+        levels.append(Level(coarse, parts=parts))
+        g = coarse
+        if n_coarse > min_shrink * stats["n"]:
+            break
+    return levels
+
+
+def level_summaries(levels):
+    """One dict per contraction step (n, m, rounds, matched_fraction, two_hop_fraction, time)."""
+    out = []
+    for lv in levels[:-1]:
+        s = lv.stats
+        out.append({"n": s["n"], "m": s["m"], "rounds": s.get("rounds", 0),
+                    "matched_fraction": s.get("matched_fraction", 0.0),
+                    "two_hop_fraction": s.get("two_hop_fraction", 0.0), "time": s["time"]})
+    c = levels[-1].graph
+    out.append({"n": c.n, "m": c.m, "rounds": 0, "matched_fraction": 0.0, "two_hop_fraction": 0.0,
+                "time": 0.0})
+    return out

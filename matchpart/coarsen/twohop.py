@@ -1,0 +1,67 @@
+"""Two-hop pairing: unmatched vertices that share a neighbour are paired (METIS's 2-hop matching).
+
+A maximal matching on a star-like graph leaves most leaves unmatched (every neighbour of a
+leaf is taken), so the hierarchy would stall. Pairing vertices that hang off the same hub
+lets it keep shrinking without touching the cut structure much: two leaves of one hub end
+up in the same block anyway in any good partition.
+"""
+from __future__ import annotations
+
+# Hash-RNG stream for the tie-break between equally heavy hub candidates.
+HUB_STREAM = 0x2409
+
+
+def two_hop_pairs(graph, mate, max_vertex_weight, *, seed=0, block=None):
+    """Extend ``mate`` by pairing unmatched vertices with a common heaviest neighbour.
+
+    Every unmatched vertex picks its heaviest incident edge's neighbour as its hub (ties:
+    a hash of (seed, entry) so hubs spread evenly); isolated vertices share one virtual
+    hub. Within each hub's group, vertices are sorted by weight and paired consecutively
+    (lightest first, so pairs stay small); a pair heavier than ``max_vertex_weight`` is
+    left unpaired. ``block`` (optional, per vertex) gives isolated vertices one virtual hub
+    per block, so with a graph holding only intra-block edges every pair stays in a block.
+    Returns a new mate array (pairs need not be edges).
+    """
+    be = graph.backend
+    xp = be.xp
+    n = graph.n
+    mate = be.to_device(mate).astype(xp.int64, copy=True)
+    if n == 0:
+        return mate
+    free = mate < 0
+    # heaviest edge per row with a random low-order tie-break packed into an int64 key
+    if graph.m:
+        wr = xp.unique(graph.ewgt, return_inverse=True)[1].reshape(-1).astype(xp.int64)
+        key = (wr << 31) | (be.hash32(seed, HUB_STREAM, xp.arange(wr.shape[0])).astype(xp.int64) >> 1)
+        best = be.segment_argmax(key, graph.indptr)
+        hub = xp.where(best >= 0, graph.indices.astype(xp.int64)[xp.maximum(best, 0)], n)
+    else:
+        hub = xp.full(n, n, dtype=xp.int64)
+    if block is not None:
+        hub = xp.where(hub == n, n + be.to_device(block).astype(xp.int64), hub)
+
+    cand = xp.flatnonzero(free)
+    if cand.shape[0] < 2:
+        return mate
+    cw = graph.vwgt[cand]
+    # sort by (hub, weight, id): lexsort's last key is the primary one
+    f64 = xp.float64
+    order = xp.lexsort(xp.stack([cand.astype(f64), cw.astype(f64), hub[cand].astype(f64)]))
+    cand, ch, cw = cand[order], hub[cand][order], cw[order]
+    # position within the hub's group: index minus the group's start
+    idx = xp.arange(cand.shape[0], dtype=xp.int64)
+    new_group = xp.concatenate([xp.ones(1, dtype=bool), ch[1:] != ch[:-1]])
+    starts = xp.flatnonzero(new_group)
+    group_start = starts[xp.searchsorted(starts, idx, side="right") - 1]
+    pos = idx - group_start
+    # the even-positioned vertex pairs with the next one when both are in the same group
+    first = idx[(pos % 2 == 0)]
+    first = first[first + 1 < cand.shape[0]]
+    first = first[ch[first] == ch[first + 1]]
+    light = (cw[first] + cw[first + 1]) <= max_vertex_weight
+    first = first[light]
+    a, b = cand[first], cand[first + 1]
+    mate[a] = b
+    mate[b] = a
+    return mate
+

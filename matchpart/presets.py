@@ -1,0 +1,63 @@
+"""Presets: the fast / default / strong configurations of the multilevel pipeline, chosen in one place."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Preset:
+    """How much work each phase of ``partition`` does.
+
+    coarsen_per_block, coarsen_min: coarsening stops at
+        coarsen_to = max(coarsen_min, coarsen_per_block * k) vertices; the initial
+        partitioner (recursive bisection, greedy growing + FM) is strong on graphs of a few
+        hundred vertices per block and gets slow and weaker far beyond that.
+    initial_tries, initial_fm_passes: greedy growings per bisection and 2-way FM passes each.
+    jet_patience: Jet iterations without improvement before a level's refinement stops.
+    fm_passes: k-way FM passes after Jet on every level (CPU, compiled; 0 = off).
+    fm_on_gpu: also run that FM when the graph is on the GPU (each level is then copied to
+        the host and back); off keeps the whole V-cycle on the device.
+    cycles: independent multilevel runs (different seeds) of which the best cut is kept.
+    vcycles: extra V-cycles on the best partition: coarsen again contracting only inside
+        blocks (so the partition survives to the coarsest level), then refine back up.
+    """
+
+    name: str
+    coarsen_per_block: int
+    coarsen_min: int
+    initial_tries: int
+    initial_fm_passes: int
+    jet_patience: int
+    fm_passes: int
+    cycles: int
+    vcycles: int = 0
+    fm_on_gpu: bool = False
+
+    def coarsen_to(self, k):
+        return max(self.coarsen_min, self.coarsen_per_block * int(k))
+
+
+PRESETS = {
+    # fast: few initial tries, short Jet patience, no FM
+    "fast": Preset("fast", coarsen_per_block=20, coarsen_min=160, initial_tries=4, initial_fm_passes=4,
+                   jet_patience=4, fm_passes=0, cycles=1),
+    # default: Jet with the paper's patience plus a cheap compiled FM polish on every level
+    # (CPU runs only: on the GPU the V-cycle stays on the device, Jet alone refines)
+    "default": Preset("default", coarsen_per_block=20, coarsen_min=160, initial_tries=8,
+                      initial_fm_passes=8, jet_patience=12, fm_passes=2, cycles=1),
+    # strong: more initial tries, FM on the GPU too, the better of two independent runs, then
+    # two iterated V-cycles on it (measured on the shared graphs: cycles=2 + vcycles=2 gives
+    # about the quality of cycles=3 + vcycles=2 in three quarters of the time)
+    "strong": Preset("strong", coarsen_per_block=20, coarsen_min=160, initial_tries=16,
+                     initial_fm_passes=10, jet_patience=12, fm_passes=2, cycles=2, vcycles=2,
+                     fm_on_gpu=True),
+}
+
+
+def get_preset(preset):
+    """A Preset from its name (or the Preset itself)."""
+    if isinstance(preset, Preset):
+        return preset
+    if preset not in PRESETS:
+        raise ValueError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
+    return PRESETS[preset]

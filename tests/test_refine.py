@@ -1,0 +1,314 @@
+"""Tests for the Jet-style refiner and the rebalancer (matchpart.refine.jet / .balance)."""
+import math
+
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from conftest import shared_graph
+from matchpart import metrics
+from matchpart.backend import get, rng as hash_rng
+from matchpart.graph import Graph
+from matchpart.refine import best_destinations, jet_refine, rebalance
+from matchpart.refine import balance as balance_mod
+
+
+# ---- helpers ---------------------------------------------------------------------------------
+def random_graph(seed, n, p, max_ew=1, max_vw=1, float_weights=False):
+    """A G(n, p) graph with random integer (or float) edge and vertex weights."""
+    r = np.random.default_rng(seed)
+    G = nx.gnp_random_graph(n, p, seed=int(seed))
+    u = np.array([a for a, b in G.edges()], dtype=np.int64)
+    v = np.array([b for a, b in G.edges()], dtype=np.int64)
+    if float_weights:
+        w = r.uniform(0.5, max_ew + 0.5, size=u.size)
+        vw = r.uniform(0.5, max_vw + 0.5, size=n)
+    else:
+        w = r.integers(1, max_ew + 1, size=u.size)
+        vw = r.integers(1, max_vw + 1, size=n)
+    return Graph.from_edges(u, v, w if u.size else None, n, vwgt=vw)
+
+
+def load(name):
+    from matchpart.io import load_graph
+    return load_graph(shared_graph(name))
+
+
+def balanced_random_parts(n, k, seed):
+    return (np.random.default_rng(seed).permutation(n) % k).astype(np.int64)
+
+
+def brute_best_destinations(g, parts, k, active, allowed, seed, stream):
+    """Reference with Python loops: same definition, ties by the backend's hash32."""
+    indptr, indices, ewgt = g.indptr, g.indices, g.ewgt
+    n = g.n
+    dest = np.full(n, -1, dtype=np.int64)
+    conn_dest = np.zeros(n, dtype=ewgt.dtype)
+    conn_own = np.zeros(n, dtype=ewgt.dtype)
+    be = get("cpu")
+    for v in range(n):
+        conn = {}
+        for e in range(indptr[v], indptr[v + 1]):
+            b = int(parts[indices[e]])
+            conn[b] = conn.get(b, 0) + ewgt[e]
+        conn_own[v] = conn.pop(int(parts[v]), 0)
+        if not active[v]:
+            continue
+        opts = [(c, b) for b, c in conn.items() if allowed[b]]
+        if not opts:
+            continue
+        best_c = max(c for c, _ in opts)
+        ties = [b for c, b in opts if c == best_c]
+        h = be.hash32(seed, stream, np.array([v * k + b for b in ties], dtype=np.int64))
+        order = sorted(zip(h.tolist(), ties))
+        dest[v] = order[0][1]
+        conn_dest[v] = best_c
+    return dest, conn_dest, conn_own
+
+
+def total_overload(g, parts, k, lmax):
+    bw = metrics.block_weights(g, parts, k)
+    return float(np.clip(bw - lmax, 0, None).sum())
+
+
+# ---- best_destinations -----------------------------------------------------------------------
+def test_kernel_hash_matches_backend_hash():
+    counters = np.random.default_rng(3).integers(0, 2**62, size=200)
+    for seed, stream in [(0, 0), (7, 12345), (2**40, 3)]:
+        key = balance_mod._hash_key(seed, stream)
+        mine = np.array([balance_mod._hash32_nb(int(c), key) for c in counters], dtype=np.uint64)
+        ref = hash_rng.hash32(np, seed, stream, counters).astype(np.uint64)
+        assert np.array_equal(mine, ref)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(1, 30), k=st.integers(1, 6),
+       p=st.floats(0.05, 0.6), max_ew=st.integers(1, 4))
+def test_best_destinations_numba_xp_and_reference_agree(seed, n, k, p, max_ew):
+    g = random_graph(seed, n, p, max_ew=max_ew)
+    r = np.random.default_rng(seed)
+    parts = r.integers(0, k, size=n).astype(np.int64)
+    active = r.random(n) < 0.8
+    allowed = r.random(k) < 0.7
+    ref = brute_best_destinations(g, parts, k, active, allowed, seed, 11)
+    for method in ("numba", "xp"):
+        got = best_destinations(g, parts, k, active, allowed, seed=seed, stream=11, method=method)
+        for a, b in zip(got, ref):
+            assert np.array_equal(a, b), method
+
+
+def test_best_destinations_float_weights():
+    g = random_graph(5, 40, 0.2, max_ew=3, float_weights=True)
+    parts = np.random.default_rng(1).integers(0, 4, size=g.n)
+    active = np.ones(g.n, dtype=bool)
+    allowed = np.ones(4, dtype=bool)
+    ref = brute_best_destinations(g, parts, 4, active, allowed, 0, 1)
+    for method in ("numba", "xp"):
+        d, cd, co = best_destinations(g, parts, 4, active, allowed, seed=0, stream=1, method=method)
+        assert np.allclose(cd, ref[1]) and np.allclose(co, ref[2])
+        assert np.array_equal(d, ref[0])  # random float weights: no near-ties
+
+
+# ---- rebalance -------------------------------------------------------------------------------
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(2, 60), k=st.integers(2, 6),
+       p=st.floats(0.0, 0.4), max_vw=st.integers(1, 4), skew=st.floats(0.0, 1.0))
+def test_rebalance_reaches_balance_when_feasible(seed, n, k, p, max_vw, skew):
+    g = random_graph(seed, n, p, max_ew=3, max_vw=max_vw)
+    r = np.random.default_rng(seed + 1)
+    # skewed start: a fraction `skew` of the vertices is piled into block 0
+    parts = np.where(r.random(n) < skew, 0, r.integers(0, k, size=n)).astype(np.int64)
+    # room of at least one heaviest vertex above the average: balance is always reachable
+    lmax = math.ceil(g.total_vwgt / k) + int(g.vwgt.max())
+    before = parts.copy()
+    out = rebalance(g, parts, k, lmax, seed=seed)
+    assert np.array_equal(parts, before)  # the input is not modified
+    assert out.shape == parts.shape and out.dtype == parts.dtype
+    assert out.min() >= 0 and out.max() < k
+    assert metrics.block_weights(g, out, k).max() <= lmax
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(2, 50), k=st.integers(2, 5))
+def test_rebalance_keeps_balanced_input_and_never_increases_overload(seed, n, k):
+    g = random_graph(seed, n, 0.2, max_ew=2, max_vw=5)
+    parts = np.random.default_rng(seed).integers(0, k, size=n).astype(np.int64)
+    before = parts.copy()
+    lmax = max(1, math.ceil(g.total_vwgt / k) - 2)  # often infeasible: must still terminate
+    out = rebalance(g, parts, k, lmax, seed=seed)
+    assert np.array_equal(parts, before)
+    assert total_overload(g, out, k, lmax) <= total_overload(g, parts, k, lmax)
+    if total_overload(g, parts, k, lmax) == 0:
+        assert np.array_equal(out, parts)  # nothing to do: nothing moves
+
+
+def test_rebalance_from_everything_in_one_block():
+    g = load("4elt.graph")
+    k = 8
+    lmax = metrics.max_block_weight(g.total_vwgt, k, 0.03)
+    parts = np.zeros(g.n, dtype=np.int32)
+    out = rebalance(g, parts, k, lmax)
+    assert out.dtype == np.int32
+    assert metrics.is_balanced(g, out, k, 0.03)
+
+
+def test_rebalance_prefers_cheap_moves():
+    # path 0-1-...-9; block 0 holds 0..6 (weight 7 > 5), block 1 holds 7..9. Two vertices must
+    # leave block 0: vertex 6 (loss 0, adjacent to block 1) and vertex 0 (loss 1) are the
+    # cheapest single moves; anything else loses 2 each
+    g = Graph.from_edges(np.arange(9), np.arange(1, 10), n=10)
+    parts = np.array([0] * 7 + [1] * 3)
+    out = rebalance(g, parts, 2, 5)
+    assert metrics.block_weights(g, out, 2).max() <= 5
+    assert out[6] == 1 and out[0] == 1
+    assert metrics.edge_cut(g, out) == 2
+    assert metrics.edge_cut(g, jet_refine(g, out, 2, 5)) == 1
+
+
+def test_rebalance_then_jet_on_two_cliques():
+    # two 4-cliques joined by one edge, all in block 0: rebalancing picks 4 vertices at once
+    # (no adjacency to use), the refiner then finds the optimum (one clique per block, cut 1)
+    edges = [(a, b) for a in range(4) for b in range(a + 1, 4)]
+    edges += [(a + 4, b + 4) for a, b in edges] + [(3, 4)]
+    u, v = np.array(edges).T
+    g = Graph.from_edges(u, v, n=8)
+    out = rebalance(g, np.zeros(8, dtype=np.int64), 2, 4)
+    assert metrics.block_weights(g, out, 2).max() <= 4
+    ref = jet_refine(g, out, 2, 4)
+    assert metrics.block_weights(g, ref, 2).max() <= 4
+    assert metrics.edge_cut(g, ref) == 1
+
+
+def test_infeasible_bound_terminates_with_least_overload():
+    # one vertex heavier than the bound: no partition is balanced; must not loop forever
+    g = Graph.from_edges([0, 1, 2], [1, 2, 3], n=4, vwgt=[10, 1, 1, 1])
+    parts = np.array([0, 0, 1, 1])
+    out = rebalance(g, parts, 2, 5)
+    assert total_overload(g, out, 2, 5) == 5  # only vertex 0 remains above the bound
+    out2 = jet_refine(g, parts, 2, 5)
+    assert total_overload(g, out2, 2, 5) == 5
+
+
+# ---- jet_refine ------------------------------------------------------------------------------
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(2, 60), k=st.integers(2, 6),
+       p=st.floats(0.02, 0.4), max_vw=st.integers(1, 4), max_ew=st.integers(1, 5))
+def test_jet_never_worse_and_stays_balanced(seed, n, k, p, max_vw, max_ew):
+    g = random_graph(seed, n, p, max_ew=max_ew, max_vw=max_vw)
+    lmax = math.ceil(g.total_vwgt / k) + int(g.vwgt.max())
+    start = rebalance(g, np.random.default_rng(seed).integers(0, k, size=n), k, lmax, seed=seed)
+    assert metrics.block_weights(g, start, k).max() <= lmax
+    out = jet_refine(g, start, k, lmax, seed=seed)
+    assert out.min() >= 0 and out.max() < k
+    assert metrics.block_weights(g, out, k).max() <= lmax
+    assert metrics.edge_cut(g, out) <= metrics.edge_cut(g, start)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(4, 40), k=st.integers(2, 4))
+def test_jet_balances_an_unbalanced_input(seed, n, k):
+    g = random_graph(seed, n, 0.25, max_ew=3, max_vw=3)
+    lmax = math.ceil(g.total_vwgt / k) + int(g.vwgt.max())
+    out = jet_refine(g, np.zeros(n, dtype=np.int64), k, lmax, seed=seed)
+    assert metrics.block_weights(g, out, k).max() <= lmax
+
+
+def test_jet_matches_brute_force_optimum_on_tiny_graph():
+    # a path of 6 unit vertices, k=2, Lmax=3: the optimum cut is 1 (split in the middle)
+    g = Graph.from_edges(np.arange(5), np.arange(1, 6), n=6)
+    parts = np.array([0, 1, 0, 1, 0, 1])
+    out = jet_refine(g, parts, 2, 3)
+    assert metrics.edge_cut(g, out) == 1
+
+
+def test_jet_float_weights():
+    g = random_graph(9, 80, 0.08, max_ew=5, max_vw=3, float_weights=True)
+    k = 3
+    lmax = metrics.max_block_weight(g.total_vwgt, k, 0.03) + float(g.vwgt.max())
+    start = rebalance(g, balanced_random_parts(g.n, k, 0), k, lmax)
+    out = jet_refine(g, start, k, lmax)
+    assert metrics.block_weights(g, out, k).max() <= lmax + 1e-9
+    assert metrics.edge_cut(g, out) <= metrics.edge_cut(g, start) + 1e-9
+
+
+def test_jet_improves_random_partition_of_4elt_a_lot():
+    g = load("4elt.graph")
+    k = 8
+    lmax = metrics.max_block_weight(g.total_vwgt, k, 0.03)
+    parts = balanced_random_parts(g.n, k, 1)
+    before = metrics.edge_cut(g, parts)
+    out = jet_refine(g, parts, k, lmax, seed=1)
+    assert metrics.is_balanced(g, out, k, 0.03)
+    after = metrics.edge_cut(g, out)
+    assert after < 0.2 * before, (before, after)
+
+
+def test_jet_numba_and_xp_paths_identical():
+    g = load("airfoil1.graph")
+    k = 4
+    lmax = metrics.max_block_weight(g.total_vwgt, k, 0.03)
+    parts = balanced_random_parts(g.n, k, 2)
+    a = jet_refine(g, parts, k, lmax, seed=3, method="numba")
+    b = jet_refine(g, parts, k, lmax, seed=3, method="xp")
+    assert np.array_equal(a, b)
+    ra = rebalance(g, np.zeros(g.n, dtype=np.int64), k, lmax, seed=3, method="numba")
+    rb = rebalance(g, np.zeros(g.n, dtype=np.int64), k, lmax, seed=3, method="xp")
+    assert np.array_equal(ra, rb)
+
+
+def test_jet_deterministic_per_seed_and_keeps_dtype():
+    g = random_graph(4, 200, 0.03, max_ew=3)
+    k = 4
+    lmax = metrics.max_block_weight(g.total_vwgt, k, 0.05)
+    parts = balanced_random_parts(g.n, k, 0).astype(np.int32)
+    a = jet_refine(g, parts, k, lmax, seed=5)
+    b = jet_refine(g, parts, k, lmax, seed=5)
+    assert a.dtype == np.int32
+    assert np.array_equal(a, b)
+    assert np.array_equal(parts, balanced_random_parts(g.n, k, 0))  # input untouched
+
+
+def test_jet_trivial_inputs():
+    g = Graph.from_edges([0], [1], n=3)
+    assert np.array_equal(jet_refine(g, np.zeros(3, dtype=np.int64), 1, 3), np.zeros(3))
+    empty = Graph.from_edges([], [], n=0)
+    assert jet_refine(empty, np.zeros(0, dtype=np.int64), 2, 1).shape == (0,)
+    # no edges at all: balanced input is returned unchanged
+    iso = Graph.from_edges([], [], n=4)
+    out = jet_refine(iso, np.array([0, 0, 1, 1]), 2, 2)
+    assert metrics.block_weights(iso, out, 2).max() <= 2
+
+
+@pytest.mark.parametrize("bad, msg", [
+    (dict(parts=np.zeros(3, dtype=np.int64)), "length"),
+    (dict(parts=np.full(4, 2)), "block ids"),
+    (dict(parts=np.zeros(4)), "integer"),
+    (dict(k=0), "positive integer"),
+    (dict(max_block_weight=0), "max_block_weight"),
+])
+def test_bad_input_is_a_clear_error(bad, msg):
+    g = Graph.from_edges([0, 1, 2], [1, 2, 3], n=4)
+    args = dict(parts=np.zeros(4, dtype=np.int64), k=2, max_block_weight=3)
+    args.update(bad)
+    for fn in (jet_refine, rebalance):
+        with pytest.raises(ValueError, match=msg):
+            fn(g, args["parts"], args["k"], args["max_block_weight"])
+
+
+# ---- GPU ---------------------------------------------------------------------------------------
+@pytest.mark.gpu
+@pytest.mark.parametrize("name,k", [("4elt.graph", 8), ("airfoil1.graph", 3)])
+def test_gpu_matches_cpu(name, k):
+    g = load(name)
+    gg = g.to("gpu")
+    lmax = metrics.max_block_weight(g.total_vwgt, k, 0.03)
+    parts = balanced_random_parts(g.n, k, 7)
+    cpu = jet_refine(g, parts, k, lmax, seed=11)
+    gpu = jet_refine(gg, parts, k, lmax, seed=11)
+    assert type(gpu).__module__.startswith("cupy")
+    assert np.array_equal(cpu, gpu.get())
+    assert metrics.edge_cut(g, gpu.get()) == metrics.edge_cut(g, cpu)
+    rc = rebalance(g, np.zeros(g.n, dtype=np.int64), k, lmax, seed=2)
+    rg = rebalance(gg, np.zeros(g.n, dtype=np.int64), k, lmax, seed=2)
+    assert np.array_equal(rc, rg.get())
