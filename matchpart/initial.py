@@ -4,7 +4,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.sparse as sp
 from numba import njit
 
 from .graph import as_graph
@@ -127,18 +126,59 @@ def _heavy_edge_matching(indptr, indices, ewgt, vwgt, order, cap):
     return cmap, nc
 
 
-def _contract(arrays, cmap, nc):
-    """Host arrays of the coarse graph C = P^T A P (P: the 0/1 map fine -> coarse), diagonal dropped."""
-    indptr, indices, ewgt, vwgt = arrays
+@njit(cache=True)
+def _contract_kernel(indptr, indices, ewgt, vwgt, cmap, nc):
+    """CSR of the coarse graph C = P^T A P (P: the 0/1 map fine -> coarse), diagonal dropped.
+
+    Members of each coarse vertex are gathered by a counting sort; their rows are merged
+    with a dense slot array (slot[c] = position of coarse neighbour c in the current row),
+    so each fine entry is touched once and rows come out in first-seen order, then sorted.
+    """
     n = indptr.shape[0] - 1
-    A = sp.csr_matrix((ewgt, indices, indptr), shape=(n, n))
-    P = sp.csr_matrix((np.ones(n), (np.arange(n), cmap)), shape=(n, nc))
-    C = (P.T @ A @ P).tocsr()
-    C.setdiag(0)
-    C.eliminate_zeros()
-    C.sort_indices()
-    return (C.indptr.astype(np.int64), C.indices.astype(np.int64), C.data.astype(np.float64),
-            np.bincount(cmap, weights=vwgt, minlength=nc))
+    first = np.zeros(nc + 1, dtype=np.int64)
+    for v in range(n):
+        first[cmap[v] + 1] += 1
+    for c in range(nc):
+        first[c + 1] += first[c]
+    members = np.empty(n, dtype=np.int64)
+    fill = first[:-1].copy()
+    for v in range(n):
+        members[fill[cmap[v]]] = v
+        fill[cmap[v]] += 1
+    cvwgt = np.zeros(nc, dtype=np.float64)
+    cindptr = np.zeros(nc + 1, dtype=np.int64)
+    cindices = np.empty(indices.shape[0], dtype=np.int64)
+    cewgt = np.empty(indices.shape[0], dtype=np.float64)
+    slot = np.full(nc, -1, dtype=np.int64)
+    top = 0
+    for c in range(nc):
+        start = top
+        for i in range(first[c], first[c + 1]):
+            v = members[i]
+            cvwgt[c] += vwgt[v]
+            for e in range(indptr[v], indptr[v + 1]):
+                d = cmap[indices[e]]
+                if d == c:
+                    continue
+                if slot[d] < 0:
+                    slot[d] = top
+                    cindices[top] = d
+                    cewgt[top] = 0.0
+                    top += 1
+                cewgt[slot[d]] += ewgt[e]
+        order = np.argsort(cindices[start:top])
+        cindices[start:top] = cindices[start:top][order]
+        cewgt[start:top] = cewgt[start:top][order]
+        for j in range(start, top):
+            slot[cindices[j]] = -1
+        cindptr[c + 1] = top
+    return cindptr, cindices[:top].copy(), cewgt[:top].copy(), cvwgt
+
+
+def _contract(arrays, cmap, nc):
+    """Host arrays of the coarse graph C = P^T A P, diagonal dropped (compiled: these graphs
+    are small and many, so sparse-matrix products would be mostly call overhead)."""
+    return _contract_kernel(*arrays, cmap, nc)
 
 
 def _hierarchy(sub, rng):
@@ -158,16 +198,16 @@ def _hierarchy(sub, rng):
 
 # ---- recursive bisection ------------------------------------------------------------------------
 
-def _bisect(sub, target0, max_weights, rng, tries, fm_passes):
+def _bisect(sub, target0, max_weights, rng, tries, fm_passes, hierarchies):
     """Best bisection by (overload, cut) among flat growing (subgraphs of up to BISECT_FLAT_MAX
-    vertices) and BISECT_HIERARCHIES multilevel bisections (subgraphs above BISECT_COARSEST:
+    vertices) and `hierarchies` multilevel bisections (subgraphs above BISECT_COARSEST:
     grow on the coarsest level, 2-way FM on each level back up). Returns the side array."""
     n = sub[0].shape[0] - 1
     best = None
     best_key = None
     if n <= BISECT_FLAT_MAX:
         best, best_key = _grow_and_refine(sub, target0, max_weights, rng, tries, fm_passes)
-    for _ in range(BISECT_HIERARCHIES if n > BISECT_COARSEST else 0):
+    for _ in range(hierarchies if n > BISECT_COARSEST else 0):
         levels, coarsest = _hierarchy(sub, rng)
         side, key = _grow_and_refine(coarsest, target0, max_weights, rng, tries, fm_passes)
         for fine, cmap in reversed(levels):
@@ -209,15 +249,16 @@ def bisection_bounds(sub_weight, k1, k2, lmax, eps_level):
     return np.array(bounds, dtype=np.float64)
 
 
-def initial_partition(graph, k, eps, *, seed=0, tries=8, fm_passes=8):
+def initial_partition(graph, k, eps, *, seed=0, tries=8, fm_passes=8, hierarchies=BISECT_HIERARCHIES,
+                      pairwise_rounds=PAIRWISE_ROUNDS):
     """Block per vertex (numpy int64, 0..k-1) of a k-way partition by recursive bisection.
 
     Each bisection (k1 = k // 2 blocks against k2 = k - k1, target weights in that ratio) is
     the best of `tries` greedy graph growings from random seed vertices, each refined by up to
     `fm_passes` 2-way FM passes. Subgraphs above BISECT_COARSEST vertices are first coarsened
-    by heavy-edge matching (BISECT_HIERARCHIES independent hierarchies, best kept), grown on
+    by heavy-edge matching (`hierarchies` independent hierarchies, best kept), grown on
     the coarsest level and refined by 2-way FM on every level back up. The assembled
-    partition then gets FINAL_KWAY_PASSES k-way FM passes and PAIRWISE_ROUNDS of 2-way FM
+    partition then gets FINAL_KWAY_PASSES k-way FM passes and `pairwise_rounds` of 2-way FM
     between adjacent blocks; these also repair balance if needed: every block is brought to <= Lmax = max_block_weight(W, k, eps) by least-loss
     moves, and when those fail (heavy vertices, little slack) by packing the vertices heaviest
     first (LPT) and refining that packing. When no balanced partition is found (e.g. a vertex
@@ -233,6 +274,8 @@ def initial_partition(graph, k, eps, *, seed=0, tries=8, fm_passes=8):
         raise ValueError(f"tries must be >= 1, got {tries}")
     if int(fm_passes) < 0:
         raise ValueError(f"fm_passes must be >= 0, got {fm_passes}")
+    if int(hierarchies) < 1:
+        raise ValueError(f"hierarchies must be >= 1, got {hierarchies}")
     graph = as_graph(graph)
     arrays = host_arrays(graph)
     n = arrays[0].shape[0] - 1
@@ -254,22 +297,22 @@ def initial_partition(graph, k, eps, *, seed=0, tries=8, fm_passes=8):
         sub = induced_subgraph(arrays, verts)
         sub_weight = float(sub[3].sum())
         bounds = bisection_bounds(sub_weight, k1, k2, lmax, eps_level)
-        side = _bisect(sub, sub_weight * k1 / ks, bounds, rng, int(tries), int(fm_passes))
+        side = _bisect(sub, sub_weight * k1 / ks, bounds, rng, int(tries), int(fm_passes), int(hierarchies))
         todo.append((verts[side == 0], k1, first))
         todo.append((verts[side == 1], k2, first + k1))
 
     maxw = np.full(k, lmax)
-    key = _polish(arrays, parts, maxw, rng, FINAL_KWAY_PASSES if fm_passes else 0)
+    key = _polish(arrays, parts, maxw, rng, FINAL_KWAY_PASSES if fm_passes else 0, int(pairwise_rounds))
     if key[0] > 0:
         parts = _repair_by_packing(arrays, parts, maxw, rng, fm_passes, key)
     return parts
 
 
-def _polish(arrays, parts, maxw, rng, passes):
+def _polish(arrays, parts, maxw, rng, passes, pairwise_rounds=PAIRWISE_ROUNDS):
     """k-way FM (with rebalancing), then pairwise 2-way FM for k > 2, in place; returns (overload, cut)."""
     stats = refine_arrays(arrays, parts, maxw, seed=int(rng.integers(2**31)), passes=passes)
-    if maxw.shape[0] > 2 and passes:
-        gain = pairwise_arrays(arrays, parts, maxw, seed=int(rng.integers(2**31)), rounds=PAIRWISE_ROUNDS,
+    if maxw.shape[0] > 2 and passes and pairwise_rounds:
+        gain = pairwise_arrays(arrays, parts, maxw, seed=int(rng.integers(2**31)), rounds=pairwise_rounds,
                                passes=passes)
         stats["cut"] -= gain
     return stats["overload"], stats["cut"]

@@ -157,7 +157,8 @@ def _vcycle(graph, k, eps, lmax, *, matcher, rating, seed, preset, coarsening, t
     t1 = time.perf_counter()
     coarsest = levels[-1].graph
     parts = initial_partition(coarsest.to("cpu"), k, eps, seed=seed, tries=preset.initial_tries,
-                              fm_passes=preset.initial_fm_passes)
+                              fm_passes=preset.initial_fm_passes, hierarchies=preset.initial_hierarchies,
+                              pairwise_rounds=preset.initial_pairwise_rounds)
     parts = be.to_device(np.asarray(parts, dtype=np.int64))
     t2 = time.perf_counter()
     depth = len(levels) - 1

@@ -13,6 +13,8 @@ class Preset:
         partitioner (recursive bisection, greedy growing + FM) is strong on graphs of a few
         hundred vertices per block and gets slow and weaker far beyond that.
     initial_tries, initial_fm_passes: greedy growings per bisection and 2-way FM passes each.
+    initial_hierarchies: independent coarsening hierarchies per multilevel bisection (best kept).
+    initial_pairwise_rounds: rounds of 2-way FM between adjacent blocks of the initial partition.
     jet_patience: Jet iterations without improvement before a level's refinement stops.
     fm_passes: k-way FM passes after Jet on every level (CPU, compiled; 0 = off).
     fm_on_gpu: also run that FM when the graph is on the GPU (each level is then copied to
@@ -32,15 +34,17 @@ class Preset:
     cycles: int
     vcycles: int = 0
     fm_on_gpu: bool = False
+    initial_hierarchies: int = 3
+    initial_pairwise_rounds: int = 2
 
     def coarsen_to(self, k):
         return max(self.coarsen_min, self.coarsen_per_block * int(k))
 
 
 PRESETS = {
-    # fast: few initial tries, short Jet patience, no FM
-    "fast": Preset("fast", coarsen_per_block=20, coarsen_min=160, initial_tries=4, initial_fm_passes=4,
-                   jet_patience=4, fm_passes=0, cycles=1),
+    # fast: one hierarchy and few tries per bisection, short Jet patience, no FM
+    "fast": Preset("fast", coarsen_per_block=20, coarsen_min=160, initial_tries=2, initial_fm_passes=4,
+                   jet_patience=4, fm_passes=0, cycles=1, initial_hierarchies=1, initial_pairwise_rounds=0),
     # default: Jet with the paper's patience plus a cheap compiled FM polish on every level
     # (CPU runs only: on the GPU the V-cycle stays on the device, Jet alone refines)
     "default": Preset("default", coarsen_per_block=20, coarsen_min=160, initial_tries=8,

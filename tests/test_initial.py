@@ -224,3 +224,27 @@ def test_heavy_vertices_balanced_by_packing():
     g = load_metis(shared_graph("example_weighted.graph"))
     parts = initial_partition(g, 32, 0.03, tries=2, fm_passes=2)
     assert metrics.is_balanced(g, parts, 32, 0.03)
+
+
+@settings(max_examples=60, deadline=None)
+@given(g=random_graphs(max_n=30), data=st.data())
+def test_compiled_contraction_equals_sparse_product(g, data):
+    """The bisection hierarchy's compiled contraction == P^T A P by SciPy (diagonal dropped)."""
+    import scipy.sparse as sp
+    from matchpart.initial import _contract
+    from matchpart.refine.fm import host_arrays
+    nc = data.draw(st.integers(1, g.n))
+    cmap = np.array(data.draw(st.lists(st.integers(0, nc - 1), min_size=g.n, max_size=g.n)), dtype=np.int64)
+    cmap[:nc] = np.arange(nc)[: min(nc, g.n)]  # every coarse id used
+    arrays = host_arrays(g)
+    indptr, indices, ewgt, vwgt = _contract(arrays, cmap, nc)
+    A = sp.csr_matrix((arrays[2], arrays[1], arrays[0]), shape=(g.n, g.n))
+    P = sp.csr_matrix((np.ones(g.n), (np.arange(g.n), cmap)), shape=(g.n, nc))
+    C = (P.T @ A @ P).tolil()
+    C.setdiag(0)
+    C = C.tocsr()
+    C.eliminate_zeros()
+    C.sort_indices()
+    assert np.array_equal(indptr, C.indptr) and np.array_equal(indices, C.indices)
+    assert np.allclose(ewgt, C.data)
+    assert np.allclose(vwgt, np.bincount(cmap, weights=arrays[3], minlength=nc))

@@ -588,7 +588,7 @@ def default_stall(n):
 def _orders(n, passes, seed):
     """One random vertex order per pass (queue insertion order decides ties between equal gains)."""
     rng = np.random.default_rng(seed)
-    return np.stack([rng.permutation(n) for _ in range(passes)]) if passes else np.empty((0, n), np.int64)
+    return rng.permuted(np.broadcast_to(np.arange(n, dtype=np.int64), (passes, n)), axis=1)
 
 
 def _check_parts(parts, n, k):
