@@ -13,6 +13,26 @@ def max_block_weight(total_vwgt, k, eps):
     return (1.0 + eps) * math.ceil(total_vwgt / k)
 
 
+def infeasibility_proof(vwgt, k, lmax):
+    """Why no k-way partition with every block <= lmax can exist, or None when none of the
+    simple proofs applies (it may still be infeasible: bin packing is NP-hard).
+
+    Proofs: a vertex heavier than lmax; more than k vertices heavier than lmax / 2 (no two of
+    them fit together, so each needs a block of its own).
+    """
+    vw = np.asarray(vwgt)
+    if vw.shape[0] == 0:
+        return None
+    heaviest = vw.max()
+    if heaviest > lmax:
+        return f"vertex weight {heaviest} exceeds the block bound Lmax={lmax}"
+    halves = int((vw > lmax / 2).sum())
+    if halves > k:
+        return (f"{halves} vertices weigh more than Lmax/2 = {lmax / 2:g}, no two of them fit in one "
+                f"block, and there are only k={k} blocks")
+    return None
+
+
 def block_weights(graph, parts, k):
     """Weight of each block (array of length k on the graph's backend)."""
     be = graph.backend

@@ -250,7 +250,7 @@ def partition(graph, k, *, matcher="local_max", rating="expansion_star2", eps=0.
                 best = (score, p, levels)
                 parts = p
         (unbalanced, _) = best[0]
-        if unbalanced and be.scalar(g.vwgt.max()) <= lmax:
+        if unbalanced and metrics.infeasibility_proof(be.to_host(g.vwgt), k, lmax) is None:
             p = _packing_fallback(g, k, lmax, pre, seed)
             if p is not None and _balanced(g, p, k, lmax):
                 parts = p
@@ -258,8 +258,7 @@ def partition(graph, k, *, matcher="local_max", rating="expansion_star2", eps=0.
     bw = be.to_host(_block_weights(g, parts, k))
     feasible = bool((bw <= lmax).all())
     if not feasible:
-        heaviest = be.scalar(g.vwgt.max()) if g.n else 0
-        why = (f"vertex weight {heaviest} exceeds the block bound Lmax={lmax}" if heaviest > lmax else
+        why = (metrics.infeasibility_proof(be.to_host(g.vwgt), k, lmax) or
                f"no partition with every block <= Lmax={lmax} was found (heaviest block {bw.max()})")
         warnings.warn(f"partition is not balanced: {why}; the result has feasible=False", stacklevel=2)
     mapping = None

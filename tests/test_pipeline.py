@@ -143,6 +143,28 @@ def test_infeasible_warns_and_reports():
     check_result(g, res, 2)
 
 
+def test_pigeonhole_infeasibility_is_explained():
+    # a path of 5 vertices of weight 10, k = 4: Lmax = floor(1.03 * ceil(50 / 4)) = 13, and no
+    # two vertices fit in one block, so 5 vertices need 5 blocks
+    g = Graph.from_edges([0, 1, 2, 3], [1, 2, 3, 4], n=5, vwgt=[10] * 5)
+    with pytest.warns(UserWarning, match="more than Lmax/2"):
+        res = partition(g, 4)
+    assert not res.feasible and sorted(set(res.parts.tolist())) == [0, 1, 2, 3]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.integers(0, 9), min_size=1, max_size=6), st.integers(1, 3),
+       st.integers(1, 15))
+def test_infeasibility_proof_is_sound(vwgt, k, lmax):
+    """Whenever a proof is given, brute force over all k^n assignments finds no balanced one."""
+    import itertools
+    vw = np.array(vwgt)
+    if metrics.infeasibility_proof(vw, k, lmax) is None:
+        return
+    for assign in itertools.product(range(k), repeat=len(vwgt)):
+        assert np.bincount(assign, weights=vw, minlength=k).max() > lmax
+
+
 @pytest.mark.parametrize("k", [0, -1, 11, 2.5, "2", True, None])
 def test_bad_k(k):
     g = Graph.from_networkx(nx.path_graph(10))
