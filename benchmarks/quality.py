@@ -2,6 +2,7 @@
 
     python3 benchmarks/quality.py [--preset default] [--matcher local_max] [--coarsening matching]
                                   [--k 2,4,8,16,32,64] [--graphs 4elt,jazz] [--runs 1]
+    python3 benchmarks/quality.py --matcher local_max,suitor,red_blue   # one summary line each
 
 For every shared graph (../shared/graphs/*.graph) and k: our cut and time, METIS's and
 KaMinPar's (each with eps = 0.03; a peer result whose heaviest block exceeds
@@ -84,12 +85,22 @@ def gmean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
 
+def run_ours(g, k, args, matcher, coarsening):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return timed(lambda: matchpart.partition(
+            g, k, matcher=matcher, rating=args.rating, eps=EPS, seed=args.seed,
+            device=args.device, preset=args.preset, coarsening=coarsening), args.runs)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--preset", default="default")
-    ap.add_argument("--matcher", default="local_max")
+    ap.add_argument("--matcher", default="local_max",
+                    help="matcher, or a comma list: then one summary line per matcher (peers run once)")
     ap.add_argument("--rating", default="expansion_star2")
-    ap.add_argument("--coarsening", default="matching")
+    ap.add_argument("--coarsening", default="matching",
+                    help="matching or cluster, or a comma list of both (summarised like --matcher)")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--k", default=",".join(map(str, KS)), help="comma-separated block counts")
     ap.add_argument("--graphs", default="", help="comma-separated graph names (default: all shared graphs)")
@@ -105,30 +116,24 @@ def main(argv=None):
         paths = [p for p in paths if p.stem in wanted]
     if not paths:
         sys.exit(f"no graphs found in {GRAPHS}")
+    configs = [(m, c) for c in args.coarsening.split(",") for m in args.matcher.split(",")]
     print(f"matchpart preset={args.preset} matcher={args.matcher} rating={args.rating} "
           f"coarsening={args.coarsening} device={args.device} eps={EPS} runs={args.runs}")
     head = f"{'graph':<20}{'k':>4}{'ours':>9}{'t_ours':>8}{'METIS':>15}{'t_metis':>8}" \
            f"{'KaMinPar':>15}{'t_kmp':>8}{'ours/METIS':>11}{'ours/KMP':>9}"
-    print(head)
-    print("-" * len(head))
-    ratios_m, ratios_k, infeasible = [], [], 0
-    tot = {"ours": 0.0, "metis": 0.0, "kaminpar": 0.0}
+    if len(configs) == 1:
+        print(head)
+        print("-" * len(head))
     # one warm-up call so numba compilation / caches do not count against the first graph
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        matchpart.partition(load_graph(paths[0]), 2, preset=args.preset,
-                            device=args.device, matcher=args.matcher, coarsening=args.coarsening)
+    for matcher, coarsening in configs:
+        run_ours(load_graph(paths[0]), 2, args, matcher, coarsening)
+    summary = {cfg: {"ratios_m": [], "ratios_k": [], "infeasible": 0, "time": 0.0} for cfg in configs}
+    tot = {"metis": 0.0, "kaminpar": 0.0}
     for path in paths:
         g = load_graph(path)
         for k in ks:
             if k > g.n:
                 continue
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                res, t_ours = timed(lambda: matchpart.partition(
-                    g, k, matcher=args.matcher, rating=args.rating, eps=EPS, seed=args.seed,
-                    device=args.device, preset=args.preset, coarsening=args.coarsening), args.runs)
-            infeasible += not res.feasible
             mp, t_m = run_metis(g, k, args.runs)
             m_cut, m_over = judge(g, mp, k)
             if args.no_kaminpar:
@@ -136,24 +141,40 @@ def main(argv=None):
             else:
                 kp, t_k = run_kaminpar(path, k, args.runs)
             k_cut, k_over = judge(g, kp, k) if kp is not None else (float("nan"), False)
-            r_m = res.cut / max(m_cut, 1)
-            r_k = res.cut / max(k_cut, 1) if kp is not None else float("nan")
-            ratios_m.append(r_m)
-            ratios_k.append(r_k)
-            tot["ours"] += t_ours
             tot["metis"] += t_m
             tot["kaminpar"] += t_k if kp is not None else 0.0
-            ours = f"{res.cut}{'' if res.feasible else '!'}"
-            ms = f"{m_cut}{' (over)' if m_over else ''}"
-            ks_ = f"{k_cut}{' (over)' if k_over else ''}" if kp is not None else "-"
-            print(f"{path.stem:<20}{k:>4}{ours:>9}{t_ours:>8.3f}{ms:>15}{t_m:>8.3f}{ks_:>15}"
-                  f"{t_k:>8.3f}{r_m:>11.3f}{r_k:>9.3f}", flush=True)
-    print("-" * len(head))
-    print(f"geometric mean cut ratio ours/METIS    : {gmean(ratios_m):.3f}")
-    print(f"geometric mean cut ratio ours/KaMinPar : {gmean(ratios_k):.3f}")
-    print(f"infeasible results (ours, marked !)    : {infeasible} of {len(ratios_m)}")
-    print(f"total time ours {tot['ours']:.2f}s  METIS {tot['metis']:.2f}s  KaMinPar {tot['kaminpar']:.2f}s  "
-          f"ours/METIS {tot['ours'] / max(tot['metis'], 1e-9):.1f}x")
+            for cfg in configs:
+                res, t_ours = run_ours(g, k, args, *cfg)
+                r_m = res.cut / max(m_cut, 1)
+                r_k = res.cut / max(k_cut, 1) if kp is not None else float("nan")
+                s = summary[cfg]
+                s["ratios_m"].append(r_m)
+                s["ratios_k"].append(r_k)
+                s["infeasible"] += not res.feasible
+                s["time"] += t_ours
+                if len(configs) > 1:
+                    continue
+                ours = f"{res.cut}{'' if res.feasible else '!'}"
+                ms = f"{m_cut}{' (over)' if m_over else ''}"
+                ks_ = f"{k_cut}{' (over)' if k_over else ''}" if kp is not None else "-"
+                print(f"{path.stem:<20}{k:>4}{ours:>9}{t_ours:>8.3f}{ms:>15}{t_m:>8.3f}{ks_:>15}"
+                      f"{t_k:>8.3f}{r_m:>11.3f}{r_k:>9.3f}", flush=True)
+    if len(configs) == 1:
+        s = summary[configs[0]]
+        print("-" * len(head))
+        print(f"geometric mean cut ratio ours/METIS    : {gmean(s['ratios_m']):.3f}")
+        print(f"geometric mean cut ratio ours/KaMinPar : {gmean(s['ratios_k']):.3f}")
+        print(f"infeasible results (ours, marked !)    : {s['infeasible']} of {len(s['ratios_m'])}")
+        print(f"total time ours {s['time']:.2f}s  METIS {tot['metis']:.2f}s  KaMinPar {tot['kaminpar']:.2f}s  "
+              f"ours/METIS {s['time'] / max(tot['metis'], 1e-9):.1f}x")
+        return
+    print(f"{'matcher':<18}{'coarsening':<12}{'gmean/METIS':>12}{'gmean/KMP':>10}{'infeasible':>11}"
+          f"{'time s':>9}{'/METIS':>8}")
+    for (matcher, coarsening), s in summary.items():
+        print(f"{matcher:<18}{coarsening:<12}{gmean(s['ratios_m']):>12.3f}{gmean(s['ratios_k']):>10.3f}"
+              f"{s['infeasible']:>7} of {len(s['ratios_m']):<3}{s['time']:>8.2f}"
+              f"{s['time'] / max(tot['metis'], 1e-9):>7.1f}x", flush=True)
+    print(f"(METIS total {tot['metis']:.2f}s, KaMinPar {tot['kaminpar']:.2f}s)")
 
 
 if __name__ == "__main__":
