@@ -2,9 +2,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
+import math
+import os
 import sys
 import time
+import warnings
 
 from . import __version__
 from .errors import MatchpartError
@@ -35,6 +39,36 @@ class _Parser(argparse.ArgumentParser):
 
 def _formatter(prog):
     return argparse.RawDescriptionHelpFormatter(prog, max_help_position=32)
+
+
+# Argument types: a bad number on the command line is a usage error (exit 2), like a typo.
+def _int_in(minimum, maximum=None):
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {value}")
+        if maximum is not None and value > maximum:
+            raise argparse.ArgumentTypeError(f"must be <= {maximum}, got {value}")
+        return value
+    return parse
+
+
+def _eps(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number such as 0.03, got {text!r}") from None
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0 (e.g. 0.03 for 3% imbalance), got {text!r}")
+    return value
+
+
+_positive_int = _int_in(1)
+_seed = _int_in(0, 2**63 - 1)  # the hash RNG keeps 64 bits: larger seeds would repeat smaller ones
+_seed_count = _int_in(1, 10**6)
 
 
 def build_parser():
@@ -71,7 +105,7 @@ def build_parser():
     s.add_argument("spec", metavar="SPEC", help="generator spec, e.g. delaunay:65536, grid:10x20, er:1000:8")
     s.add_argument("-o", "--output", required=True, metavar="FILE",
                    help="output file; format by extension (.graph, .mtx, .edges)")
-    s.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    s.add_argument("--seed", type=_seed, default=0, help="random seed (default 0)")
 
     s = add("match", "compute one matching and report its weight and validity",
             "example:\n  matchpart match 4elt.graph -m suitor --rating weight")
@@ -79,7 +113,7 @@ def build_parser():
     s.add_argument("-m", "--matcher", default="local_max", help="matcher name (see 'matchpart matchers')")
     s.add_argument("--rating", default="weight",
                    help="edge rating: weight, expansion_star, expansion_star2, inner_outer (default weight)")
-    s.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    s.add_argument("--seed", type=_seed, default=0, help="random seed (default 0)")
     device_arg(s)
 
     add("matchers", "list the available matchers with descriptions and papers")
@@ -88,14 +122,14 @@ def build_parser():
             "examples:\n  matchpart partition 4elt.graph 8\n"
             "  matchpart partition delaunay:100000 32 -m suitor --preset strong -o d.part -v")
     graph_args(s)
-    s.add_argument("k", metavar="K", type=int, help="number of blocks")
+    s.add_argument("k", metavar="K", type=_positive_int, help="number of blocks")
     s.add_argument("-m", "--matcher", default=None, help="matcher for coarsening (default: local_max; see 'matchpart matchers')")
     s.add_argument("--rating", default=None,
                    help="edge rating: weight, expansion_star, expansion_star2, inner_outer "
                         "(default: expansion_star2)")
-    s.add_argument("--eps", type=float, default=0.03,
+    s.add_argument("--eps", type=_eps, default=0.03,
                    help="imbalance: blocks weigh at most (1+eps)*ceil(W/K) (default 0.03)")
-    s.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    s.add_argument("--seed", type=_seed, default=0, help="random seed (default 0)")
     device_arg(s)
     s.add_argument("--preset", default="default", choices=("fast", "default", "strong"),
                    help="speed/quality trade-off (default: default)")
@@ -107,10 +141,10 @@ def build_parser():
     s = add("compare", "compare matchers by the cut of the partitions they lead to",
             "example:\n  matchpart compare 4elt.graph 8 -m local_max,suitor --seeds 3 --plot cmp.png")
     graph_args(s)
-    s.add_argument("k", metavar="K", type=int, help="number of blocks")
+    s.add_argument("k", metavar="K", type=_positive_int, help="number of blocks")
     s.add_argument("-m", "--matchers", default=None, help="comma-separated matcher names (default: all)")
-    s.add_argument("--seeds", type=int, default=3, help="number of seeds per matcher (default 3)")
-    s.add_argument("--eps", type=float, default=0.03, help="imbalance (default 0.03)")
+    s.add_argument("--seeds", type=_seed_count, default=3, help="number of seeds per matcher (default 3)")
+    s.add_argument("--eps", type=_eps, default=0.03, help="imbalance (default 0.03)")
     s.add_argument("--preset", default="default", choices=("fast", "default", "strong"))
     s.add_argument("--rating", default="expansion_star2", help="edge rating (default expansion_star2)")
     device_arg(s)
@@ -119,10 +153,69 @@ def build_parser():
 
 
 # ---- commands ----------------------------------------------------------------------------
+class _StderrInfo(logging.Handler):
+    """Shows the library's INFO messages (e.g. '1-based ids detected') on stderr.
+
+    While a graph loads they are held back, so that a file with an error gets its one-line
+    error alone, and shown once it has loaded.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.held = None
+
+    def emit(self, record):
+        line = f"{PROG}: {record.getMessage()}"
+        if self.held is not None:
+            self.held.append(line)
+        else:
+            print(line, file=sys.stderr)
+
+    @contextlib.contextmanager
+    def holding(self):
+        self.held = []
+        try:
+            yield
+            lines = self.held
+        finally:
+            self.held = None
+        for line in lines:
+            print(line, file=sys.stderr)
+
+
+_notes = _StderrInfo()
+
+
 def _load(args):
     from .io import load_graph
-    return load_graph(args.graph, symmetrize=args.symmetrize, drop_self_loops=args.drop_self_loops,
-                      seed=getattr(args, "seed", 0) or 0)
+    with _notes.holding():
+        return load_graph(args.graph, symmetrize=args.symmetrize, drop_self_loops=args.drop_self_loops,
+                          seed=getattr(args, "seed", 0) or 0)
+
+
+def _check_output(path, graph=None):
+    """Fail before the work, not after it, when an output file cannot be written."""
+    if not path:
+        raise MatchpartError("the output file name is empty")
+    parent = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise MatchpartError(f"cannot write {path}: it is a directory")
+    if not os.path.isdir(parent):
+        raise MatchpartError(f"cannot write {path}: directory {parent} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise MatchpartError(f"cannot write {path}: permission denied")
+    if graph and os.path.exists(path) and os.path.exists(graph) and os.path.samefile(path, graph):
+        raise MatchpartError(f"refusing to write the output over the input graph {graph}")
+
+
+def _check_partitionable(g, args):
+    """Refuse what makes the balance bound Lmax = (1+eps)*ceil(W/K) meaningless."""
+    if g.n and g.total_vwgt <= 0:
+        raise MatchpartError(f"{args.graph}: every vertex weight is 0, so blocks cannot be balanced; "
+                             "vertex weights must not all be 0")
+    if (1 + args.eps) * math.ceil(g.total_vwgt / args.k) >= 2**62:
+        raise MatchpartError(f"--eps {args.eps:g} is too large: (1+eps)*ceil(W/K) overflows 64-bit integers "
+                             f"(eps = K-1 = {args.k - 1} already lets a block hold the whole graph)")
 
 
 def _weights_text(total, unit):
@@ -160,7 +253,15 @@ def cmd_info(args, out):
 
 def cmd_generate(args, out):
     from .generators import from_spec
-    from .io import save_graph
+    from .io import output_format, save_graph
+    if os.path.isfile(args.spec):
+        raise MatchpartError(f"{args.spec!r} is a file; generate takes a generator spec such as delaunay:1000")
+    try:
+        output_format(args.output)
+    except ValueError:
+        raise MatchpartError(f"cannot tell the format of {args.output!r} from its extension: use .graph (METIS), "
+                             ".mtx (Matrix Market) or .edges (edge list)") from None
+    _check_output(args.output)
     t0 = time.perf_counter()
     g = from_spec(args.spec, seed=args.seed)
     save_graph(g, args.output)
@@ -203,11 +304,11 @@ def cmd_matchers(args, out):
 def cmd_partition(args, out):
     import matchpart
     from .io import write_partition
-    if args.k < 1:
-        raise ValueError(f"K must be >= 1, got {args.k}")
+    if args.output is not None:
+        _check_output(args.output, graph=args.graph)
     g = _load(args)
+    _check_partitionable(g, args)
     if args.verbose:
-        logging.getLogger("matchpart").setLevel(logging.INFO)
         print(f"{PROG}: partitioning {g.n} vertices, {g.m} edges into {args.k} blocks", file=sys.stderr)
     kwargs = dict(eps=args.eps, seed=args.seed, device=args.device, preset=args.preset)
     for name in ("matcher", "rating", "coarsening"):
@@ -229,7 +330,7 @@ def cmd_partition(args, out):
         for i, lv in enumerate(getattr(res, "levels", []) or []):
             out(f"  {i:>5} {lv.get('n', ''):>10} {lv.get('m', ''):>10} {lv.get('rounds', ''):>6} "
                 f"{lv.get('matched_fraction', 0):>8.3f} {lv.get('time', 0):>8.4f}")
-    if args.output:
+    if args.output is not None:
         write_partition(res.parts, args.output)
         out(f"wrote {args.output}")
     return 0
@@ -237,15 +338,20 @@ def cmd_partition(args, out):
 
 def cmd_compare(args, out):
     from .compare import compare, format_table, plot
-    if args.seeds < 1:
-        raise ValueError(f"--seeds must be >= 1, got {args.seeds}")
+    if args.plot is not None:
+        import importlib.util
+        if importlib.util.find_spec("matplotlib") is None:  # say so before the runs, not after
+            raise ImportError("--plot needs matplotlib: pip install matplotlib (or matchpart[plot])")
+        _check_output(args.plot, graph=args.graph)
     g = _load(args)
-    names = [s.strip() for s in args.matchers.split(",") if s.strip()] if args.matchers else None
+    _check_partitionable(g, args)
+    # a name given twice would only run twice and show up twice in the table
+    names = list(dict.fromkeys(s.strip() for s in args.matchers.split(",") if s.strip())) if args.matchers else None
     rows = compare(g, args.k, names, seeds=tuple(range(args.seeds)), eps=args.eps, device=args.device,
                    preset=args.preset, rating=args.rating,
                    progress=lambda line: print(f"{PROG}: {line}", file=sys.stderr))
     out(format_table(rows))
-    if args.plot:
+    if args.plot is not None:
         plot(rows, args.plot)
         out(f"wrote {args.plot}")
     return 0
@@ -255,11 +361,16 @@ COMMANDS = {"info": cmd_info, "generate": cmd_generate, "match": cmd_match, "mat
             "partition": cmd_partition, "compare": cmd_compare}
 
 
-class _StderrInfo(logging.Handler):
-    """Shows the library's INFO messages (e.g. '1-based ids detected') on stderr."""
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    # one line, without the source location that Python's default format adds
+    print(f"{PROG}: warning: {message}", file=sys.stderr)
 
-    def emit(self, record):
-        print(f"{PROG}: {record.getMessage()}", file=sys.stderr)
+
+def _error_text(exc):
+    if isinstance(exc, OSError) and exc.strerror and exc.filename:  # not "[Errno 2] ..."
+        return f"{exc.filename}: {exc.strerror}"
+    text = "; ".join(ln.strip() for ln in str(exc).strip().splitlines() if ln.strip())
+    return text or exc.__class__.__name__
 
 
 def main(argv=None):
@@ -267,34 +378,44 @@ def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
-        parser.print_help()
-        return 2
+        parser.error(f"missing COMMAND, one of: {', '.join(COMMANDS)}")
     logger = logging.getLogger("matchpart")
-    handler = _StderrInfo()
     old_level = logger.level
-    logger.addHandler(handler)
-    if args.command in ("info", "generate") or getattr(args, "verbose", False):
-        logger.setLevel(logging.INFO)
+    logger.addHandler(_notes)
+    logger.setLevel(logging.INFO)  # only the readers log at INFO: what they guessed about a file
 
     def out(line=""):
         print(line)
 
     try:
-        return COMMANDS[args.command](args, out)
-    except (MatchpartError, ValueError, OSError, ImportError) as exc:
-        if args.debug:
-            raise
-        text = "; ".join(ln.strip() for ln in str(exc).strip().splitlines() if ln.strip()) \
-            or exc.__class__.__name__
-        if isinstance(exc, FileNotFoundError) and exc.filename and str(exc.filename) not in text:
-            text = f"{text}: {exc.filename}"
-        print(f"{PROG}: error: {text}", file=sys.stderr)
-        return 1
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            return COMMANDS[args.command](args, out)
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader of stdout went away (e.g. '| head'): stop quietly, as other tools do, and keep
+        # Python from complaining again when it flushes stdout at exit
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except (MatchpartError, ValueError, OSError, ImportError, MemoryError) as exc:
+        if args.debug:
+            raise
+        text = _error_text(exc)
+        if isinstance(exc, MemoryError):
+            text = f"out of memory ({text})"
+        print(f"{PROG}: error: {text}", file=sys.stderr)
+        return 1
+    except Exception as exc:  # a bug rather than bad input, but still no traceback unless asked
+        if args.debug:
+            raise
+        print(f"{PROG}: internal error: {exc.__class__.__name__}: {_error_text(exc)} "
+              "(--debug shows the traceback; please report it)", file=sys.stderr)
+        return 1
     finally:
-        logger.removeHandler(handler)
+        logger.removeHandler(_notes)
         logger.setLevel(old_level)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import warnings
 from pathlib import Path
 
@@ -34,6 +35,13 @@ FORMATS = ("metis", "mtx", "edgelist")
 EDGELIST_MARK = "# matchpart edge list:"
 # The largest integer token accepted: 18 decimal digits always fit in int64.
 MAX_DIGITS = 18
+# Cuts, block weights and totals are int64 sums of weights: readers refuse weights whose
+# total would come near overflow instead of returning a graph with wrapped-around totals.
+MAX_WEIGHT_TOTAL = 2**62
+# Ids as large as this in a file with few edges are a mistake (n = largest id + 1 would make
+# arrays of petabytes): reported as such rather than as an allocation failure.
+MAX_SPARSE_IDS = 2**31
+UTF8_BOM = b"\xef\xbb\xbf"
 
 # byte codes used by the compiled kernels
 _NL, _CR, _SPACE, _TAB, _PERCENT, _HASH, _MINUS, _PLUS = 10, 13, 32, 9, 37, 35, 45, 43
@@ -123,6 +131,40 @@ def _tokenize(buf, comment1, comment2, max_bad):
 
 
 @njit(cache=True)
+def _first_non_decimal(buf, starts, ends, begin):
+    """Index k >= begin of the first token buf[starts[k]:ends[k]] that is not a decimal
+    number [+-]digits[.digits][(e|E)[+-]digits] (digits may be missing on one side of the
+    point, not on both), or -1."""
+    for k in range(begin, starts.shape[0]):
+        i = starts[k]
+        end = ends[k]
+        if i < end and (buf[i] == 43 or buf[i] == 45):
+            i += 1
+        mantissa = 0
+        while i < end and 48 <= buf[i] <= 57:
+            i += 1
+            mantissa += 1
+        if i < end and buf[i] == 46:
+            i += 1
+            while i < end and 48 <= buf[i] <= 57:
+                i += 1
+                mantissa += 1
+        ok = mantissa > 0
+        if ok and i < end and (buf[i] == 101 or buf[i] == 69):
+            i += 1
+            if i < end and (buf[i] == 43 or buf[i] == 45):
+                i += 1
+            exponent = 0
+            while i < end and 48 <= buf[i] <= 57:
+                i += 1
+                exponent += 1
+            ok = exponent > 0
+        if not ok or i != end:
+            return k
+    return -1
+
+
+@njit(cache=True)
 def _format_int_lines(values, per_line):
     """Bytes of ``values`` written ``per_line[i]`` to line i, space separated, '\\n' ended."""
     size = 0
@@ -171,9 +213,17 @@ def _format_int_lines(values, per_line):
 def _read_bytes(path):
     try:
         with open(path, "rb") as f:
-            return f.read()
+            raw = f.read()
     except IsADirectoryError:
         raise GraphFormatError("is a directory, not a graph file", path) from None
+    # without this, a binary file fails on its first "token", a screenful of escaped bytes
+    nul = raw.find(b"\0")
+    if nul >= 0:
+        raise GraphFormatError("contains a NUL byte: this is a binary file, not a text graph file",
+                               path, raw.count(b"\n", 0, nul) + 1)
+    if raw.startswith(UTF8_BOM):  # written by some Windows editors; not part of the first token
+        raw = raw[len(UTF8_BOM):]
+    return raw
 
 
 def _scan(raw, comments=b"%", max_bad=1):
@@ -204,6 +254,38 @@ def _line_starts(per_line):
 
 def _first(mask):
     return int(np.flatnonzero(mask)[0])
+
+
+def _weight_trouble(weights, copies=1, what="edge weight"):
+    """(index, reason) of the first weight that is not finite or that takes the running total
+    past what the int64 (or float64) sums of the pipeline can hold; None when all is well.
+    ``copies``: how often the graph stores each weight (2 for edges listed in one direction)."""
+    if weights.size == 0:
+        return None
+    if weights.dtype.kind == "f":
+        bad = ~np.isfinite(weights)
+        if bad.any():
+            i = _first(bad)
+            return i, f"{what} {weights[i]} is not a finite number"
+        with np.errstate(over="ignore"):  # overflow is what is being looked for
+            if np.isfinite(weights.sum()):
+                return None
+            return _first(~np.isfinite(np.cumsum(weights))), "the weights add up to infinity (float64 overflow)"
+    limit = MAX_WEIGHT_TOTAL // copies
+    if int(weights.max()) * weights.shape[0] < limit:  # no sum needed
+        return None
+    over = np.cumsum(weights, dtype=np.float64) >= limit
+    if not over.any():
+        return None
+    return _first(over), ("weights too large: their running total passes 2^62 at this line, and cuts "
+                          "and totals are 64-bit integers")
+
+
+def _check_sparse_ids(n, entries, path, line):
+    """Refuse an n that would allocate absurd arrays for a handful of edges."""
+    if n > MAX_SPARSE_IDS and n > 16 * entries:
+        raise GraphFormatError(f"n={n} vertices with only {entries} edge entr{'y' if entries == 1 else 'ies'}: "
+                               "vertex ids must be 0..n-1 (or 1..n), not arbitrary labels", path, line)
 
 
 def _detect_format(path, fmt):
@@ -265,6 +347,11 @@ def load_graph(path_or_spec, *, fmt=None, symmetrize=False, drop_self_loops=Fals
             from .generators import from_spec
             return from_spec(p, seed=seed).to(device)
         raise FileNotFoundError(f"no such graph file: {p!r} (nor a generator spec like 'delaunay:1000')")
+    if os.path.isdir(p):
+        raise GraphFormatError("is a directory, not a graph file", p)
+    if not os.path.isfile(p):
+        # format sniffing and the readers open the file more than once: a pipe would read empty
+        raise GraphFormatError("is not a regular file (a pipe or a device?); save the graph to a file first", p)
     kind = _detect_format(p, fmt)
     opts = dict(symmetrize=symmetrize, drop_self_loops=drop_self_loops, merge_duplicates=merge_duplicates)
     if kind == "metis":
@@ -288,14 +375,7 @@ def save_graph(graph, path, fmt=None):
     from .graph import as_graph
     g = as_graph(graph)
     p = os.fspath(path)
-    if fmt is None:
-        ext = Path(p).suffix.lower()
-        if ext not in EXTENSIONS:
-            raise ValueError(f"cannot tell the format of {p!r} from its extension; pass fmt= one of "
-                             f"{', '.join(FORMATS)} or use one of {', '.join(sorted(EXTENSIONS))}")
-        kind = EXTENSIONS[ext]
-    else:
-        kind = _detect_format(p, fmt)
+    kind = output_format(p, fmt)
     h = g.backend.to_host
     indptr, indices, ewgt, vwgt = h(g.indptr), h(g.indices).astype(np.int64), h(g.ewgt), h(g.vwgt)
     if kind == "metis":
@@ -317,6 +397,17 @@ def save_graph(graph, path, fmt=None):
             data = header.encode() + _pairs_bytes(u, v, w if weighted else None)
     with open(p, "wb") as f:
         f.write(data)
+
+
+def output_format(path, fmt=None):
+    """The format ``save_graph`` writes ``path`` in: ``fmt`` when given, else by extension."""
+    if fmt is not None:
+        return _detect_format(path, fmt)
+    ext = Path(path).suffix.lower()
+    if ext not in EXTENSIONS:
+        raise ValueError(f"cannot tell the format of {os.fspath(path)!r} from its extension; pass fmt= one of "
+                         f"{', '.join(FORMATS)} or use one of {', '.join(sorted(EXTENSIONS))}")
+    return EXTENSIONS[ext]
 
 
 def _pairs_bytes(u, v, w):
@@ -479,6 +570,12 @@ def read_metis(path, *, symmetrize=False, drop_self_loops=False, merge_duplicate
     if has_vwgt and (vwgt < 0).any():
         v = _first(vwgt < 0)
         raise GraphFormatError(f"vertex {v + 1} has negative weight {vwgt[v]}", path, int(lineno[v]))
+    trouble = _weight_trouble(ewgt) if has_ewgt else None
+    if trouble:
+        raise GraphFormatError(trouble[1], path, int(lineno[rows[trouble[0]]]))
+    trouble = _weight_trouble(vwgt) if has_vwgt else None
+    if trouble:
+        raise GraphFormatError(trouble[1], path, int(lineno[trouble[0]]))
     if loops.any() and not drop_self_loops:
         i = _first(loops)
         raise GraphFormatError(f"vertex {rows[i] + 1} lists itself as a neighbour (self-loop; "
@@ -569,8 +666,10 @@ def read_edgelist(path, *, symmetrize=False, drop_self_loops=False, merge_duplic
     Ids are 0-based, or 1-based when the smallest id is 1 and no 0 appears (logged at INFO
     on the "matchpart" logger); n = largest id + 1 (0-based) or largest id (1-based).
     An edge may be listed in one or both directions; repeats must agree in weight unless
-    ``merge_duplicates=True`` (which sums every copy). Weights may be real numbers.
+    ``merge_duplicates=True`` (which sums every copy). Weights may be real numbers (finite).
     ``symmetrize`` has no further effect: an edge list is undirected by nature.
+    A file without edges is an error unless its first line is the mark written by
+    ``save_graph`` (which gives n).
     """
     raw = _read_bytes(path)
     n_hint, base_hint = _edgelist_mark(raw)
@@ -578,8 +677,11 @@ def read_edgelist(path, *, symmetrize=False, drop_self_loops=False, merge_duplic
     values, per_line, comment, bad = _scan(raw, b"#%", max_bad=len(raw) + 1)
     used = np.flatnonzero(~comment & (per_line > 0))
     if used.size == 0:
+        if n_hint is None:  # an empty graph is only credible when save_graph wrote it
+            raise GraphFormatError("no edges: expected lines 'u v' or 'u v w'", path, 1)
+        _check_sparse_ids(n_hint, 0, path, 1)
         log.info("%s: no edges", path)
-        return Graph.from_edges(np.zeros(0, np.int64), np.zeros(0, np.int64), n=n_hint or 0)
+        return Graph.from_edges(np.zeros(0, np.int64), np.zeros(0, np.int64), n=n_hint)
     counts = per_line[used]
     ncols = int(counts[0])
     if ncols not in (2, 3) or (counts != ncols).any():
@@ -614,27 +716,30 @@ def read_edgelist(path, *, symmetrize=False, drop_self_loops=False, merge_duplic
             raise GraphFormatError("vertex id 0 in a 1-based edge list", path, int(used[i]) + 1)
         u -= 1
         v -= 1
-    log.info("%s: vertex ids are %s-based%s", path, 1 if one_based else 0,
-             "" if base_hint is not None else " (detected: smallest id is 1)" if one_based
-             else " (detected: smallest id is not 1)")
+    top = int(max(u.max(), v.max()))
     n = None
     if n_hint is not None:
         n = n_hint
-        top = int(max(u.max(), v.max()))
+        _check_sparse_ids(n, u.shape[0], path, 1)
         if top >= n:
             i = _first((u >= n) | (v >= n))
             raise GraphFormatError(f"vertex id {top + one_based} is out of range for n={n} from the first line",
                                    path, int(used[i]) + 1)
+    else:
+        _check_sparse_ids(top + 1, u.shape[0], path, int(used[_first((u == top) | (v == top))]) + 1)
     if w is not None and (w <= 0).any():
         i = _first(w <= 0)
         raise GraphFormatError(f"edge weight {w[i]} must be positive", path, int(used[i]) + 1)
+    trouble = _weight_trouble(w, copies=2) if w is not None else None
+    if trouble:
+        raise GraphFormatError(trouble[1], path, int(used[trouble[0]]) + 1)
     loops = u == v
     if loops.any() and not drop_self_loops:
         i = _first(loops)
         raise GraphFormatError(f"self-loop on vertex {u[i] + one_based} (drop_self_loops=True removes it)",
                                path, int(used[i]) + 1)
     try:
-        return Graph.from_edges(u, v, w, n, drop_self_loops=drop_self_loops, merge_duplicates=merge_duplicates)
+        g = Graph.from_edges(u, v, w, n, drop_self_loops=drop_self_loops, merge_duplicates=merge_duplicates)
     except GraphError as exc:
         if exc.vertex is None or exc.neighbor is None:
             raise GraphFormatError(str(exc), path) from None
@@ -643,6 +748,11 @@ def read_edgelist(path, *, symmetrize=False, drop_self_loops=False, merge_duplic
         line = int(used[hits[-1]]) + 1 if hits.size else None
         raise GraphFormatError(f"edge ({a + one_based}, {b + one_based}) is listed more than once with "
                                "different weights (merge_duplicates=True sums them)", path, line) from None
+    # only now, so that a file with an error gets the error alone
+    log.info("%s: vertex ids are %s-based%s", path, 1 if one_based else 0,
+             "" if base_hint is not None else " (detected: smallest id is 1)" if one_based
+             else " (detected: smallest id is not 1)")
+    return g
 
 
 def _edgelist_mark(raw):
@@ -686,6 +796,7 @@ def read_mtx(path, *, symmetrize=False, drop_self_loops=False, merge_duplicates=
     """
     import scipy.io
     header_lines, banner = _mtx_header(path)
+    _mtx_check_tokens(path, _read_bytes(path), banner[3], header_lines)
     try:
         M = scipy.io.mmread(path)
     except Exception as exc:  # locate the problem line on this (rare) path
@@ -698,13 +809,21 @@ def read_mtx(path, *, symmetrize=False, drop_self_loops=False, merge_duplicates=
         data = data.astype(np.int64)
     r, c = A.shape
     i, j = A.row.astype(np.int64), A.col.astype(np.int64)
-    entry = np.arange(i.shape[0], dtype=np.int64)  # position in the file, for error lines
     nz = data != 0
-    i, j, data, entry = i[nz], j[nz], data[nz], entry[nz]
+    i, j, data = i[nz], j[nz], data[nz]
+    symmetric = banner[4] != "general"
+    _check_sparse_ids(r + c if r != c else r, data.shape[0], path, header_lines)
+
+    def check_values(copies):
+        trouble = _weight_trouble(data, copies, what="entry value")
+        if trouble:
+            k = trouble[0]
+            raise GraphFormatError(trouble[1], path, _mtx_find_line(path, i[k] + 1, j[k] + 1, symmetric))
+
     if r != c:
+        check_values(copies=2)
         warnings.warn(f"{path}: {r} x {c} matrix read as a bipartite graph: rows are vertices 0..{r - 1}, "
                       f"columns are vertices {r}..{r + c - 1}", stacklevel=3)
-        log.info("%s: non-square matrix read as a bipartite graph", path)
         try:
             return Graph.from_edges(i, j + r, data, n=r + c, merge_duplicates=merge_duplicates)
         except GraphError as exc:
@@ -712,7 +831,8 @@ def read_mtx(path, *, symmetrize=False, drop_self_loops=False, merge_duplicates=
     diag = i == j
     if diag.any():
         log.info("%s: ignoring %d diagonal entries", path, int(diag.sum()))
-        i, j, data, entry = i[~diag], j[~diag], data[~diag], entry[~diag]
+        i, j, data = i[~diag], j[~diag], data[~diag]
+    check_values(copies=1)  # after dropping the diagonal: its values do not matter
     B = sp.csr_matrix((data, (i, j)), shape=(r, r))  # sums repeated coordinates
     if not merge_duplicates:
         if B.nnz != i.shape[0]:  # csr construction summed repeated coordinates
@@ -720,9 +840,9 @@ def read_mtx(path, *, symmetrize=False, drop_self_loops=False, merge_duplicates=
             order = np.argsort(key, kind="stable")
             dup = order[1:][key[order][1:] == key[order][:-1]]
             k = int(dup[0])
-            line = _mtx_entry_line(banner, header_lines, entry[k])
             raise GraphFormatError(f"entry ({i[k] + 1}, {j[k] + 1}) appears more than once "
-                                   "(merge_duplicates=True sums them)", path, line)
+                                   "(merge_duplicates=True sums them)", path,
+                                   _mtx_find_line(path, i[k] + 1, j[k] + 1, symmetric, nth=2))
     if symmetrize:
         return Graph.from_scipy(B, symmetrize=True)
     T = B.T.tocsr()
@@ -735,18 +855,16 @@ def read_mtx(path, *, symmetrize=False, drop_self_loops=False, merge_duplicates=
         missing = ~np.isin(mirror, keys)
         k0 = _first(missing)
         a, b = int(Bc.row[k0]), int(Bc.col[k0])
-        hits = np.flatnonzero((i == a) & (j == b))
-        line = _mtx_entry_line(banner, header_lines, entry[hits[0]]) if hits.size else None
         raise GraphFormatError(f"general matrix is not structurally symmetric: entry ({a + 1}, {b + 1}) has "
-                               f"no mirror ({b + 1}, {a + 1}) (symmetrize=True adds it)", path, line)
+                               f"no mirror ({b + 1}, {a + 1}) (symmetrize=True adds it)", path,
+                               _mtx_find_line(path, a + 1, b + 1, symmetric))
     if not np.array_equal(B.data, T.data):
         k0 = _first(B.data != T.data)
         a = int(np.searchsorted(B.indptr, k0, side="right") - 1)
         b = int(B.indices[k0])
-        hits = np.flatnonzero((i == a) & (j == b))
-        line = _mtx_entry_line(banner, header_lines, entry[hits[0]]) if hits.size else None
         raise GraphFormatError(f"entries ({a + 1}, {b + 1}) and ({b + 1}, {a + 1}) differ in absolute value "
-                               "(symmetrize=True uses the larger)", path, line)
+                               "(symmetrize=True uses the larger)", path,
+                               _mtx_find_line(path, a + 1, b + 1, symmetric))
     # checked above: no diagonal, no repeats, symmetric, |values| > 0, rows sorted
     from . import backend
     index_type = np.int32 if r < 2**31 - 1 else np.int64
@@ -760,6 +878,9 @@ def _mtx_header(path):
         first = f.readline()
         if not first:
             raise GraphFormatError("empty file: expected a '%%MatrixMarket matrix coordinate ...' banner", path, 1)
+        if first.startswith(UTF8_BOM):
+            raise GraphFormatError("the file starts with a UTF-8 byte order mark before '%%MatrixMarket'; "
+                                   "remove it (scipy cannot read such files)", path, 1)
         words = first.decode("ascii", "replace").lower().split()
         if len(words) < 5 or words[0] != "%%matrixmarket" or words[1] != "matrix":
             raise GraphFormatError("first line must be '%%MatrixMarket matrix coordinate <field> <symmetry>'",
@@ -780,10 +901,55 @@ def _mtx_header(path):
     return count, words
 
 
-def _mtx_entry_line(banner, header_lines, k):
-    """File line of entry ``k``: entries follow the size line one per line, in file order.
-    Only exact for 'general' matrices (scipy adds the mirrored entries of symmetric ones)."""
-    return header_lines + int(k) + 1 if banner[4] == "general" else None
+def _mtx_check_tokens(path, raw, field, header_lines):
+    """Check the entry lines token by token: scipy's reader takes '2.5' and '2e3' in an
+    'integer' file for 2, '2x' for 2.0, and ignores a value in a 'pattern' file."""
+    values, per_line, comment, bad = _scan(raw, b"%", max_bad=len(raw) + 1)
+    entries = np.arange(per_line.shape[0]) >= header_lines  # the lines after the size line
+    if (entries & comment).any():
+        raise GraphFormatError("comment among the entries: Matrix Market allows comments only before the "
+                               "size line", path, _first(entries & comment) + 1)
+    per = {"pattern": 2, "complex": 4}.get(field, 3)
+    wrong = entries & (per_line > 0) & (per_line != per)
+    if wrong.any():
+        k = _first(wrong)
+        raise GraphFormatError(f"entry line has {per_line[k]} tokens, expected {per} for field '{field}'",
+                               path, k + 1)
+    bad = bad[bad[:, 1] >= header_lines]  # non-integer tokens on entry lines
+    if bad.shape[0] == 0:
+        return
+    column = bad[:, 0] - _line_starts(per_line)[bad[:, 1]]
+    if (column < 2).any():
+        raise _bad_token_error(path, raw, bad[_first(column < 2)],
+                               "an integer (row and column indices must be positive integers)")
+    if field == "integer":
+        raise _bad_token_error(path, raw, bad[0], "an integer (the banner says 'integer')")
+    buf = np.frombuffer(raw, dtype=np.uint8)
+    k = _first_non_decimal(buf, bad[:, 2], bad[:, 3], 0)
+    while k >= 0:  # inf and nan are numbers here; the reader refuses them later, more precisely
+        if raw[bad[k, 2]:bad[k, 3]].lstrip(b"+-").lower() not in (b"inf", b"infinity", b"nan"):
+            raise _bad_token_error(path, raw, bad[k], "a number")
+        k = _first_non_decimal(buf, bad[:, 2], bad[:, 3], k + 1)
+
+
+def _mtx_find_line(path, row, col, symmetric, nth=1):
+    """File line of the ``nth`` entry at (row, col) (1-based; either orientation when the matrix
+    is symmetric), or None. A Python loop over the file: for error messages only."""
+    want = {(row, col), (col, row)} if symmetric else {(row, col)}
+    seen_size = False
+    with open(path, "rb") as f:
+        for number, text in enumerate(f, start=1):
+            toks = text.split()
+            if number == 1 or not toks or toks[0].startswith(b"%"):
+                continue
+            if not seen_size:
+                seen_size = True
+                continue
+            if len(toks) >= 2 and toks[0].isdigit() and toks[1].isdigit() and (int(toks[0]), int(toks[1])) in want:
+                nth -= 1
+                if nth == 0:
+                    return number
+    return None
 
 
 def _mtx_diagnose(path, header_lines, exc):
@@ -823,6 +989,9 @@ def _mtx_diagnose(path, header_lines, exc):
         return GraphFormatError("missing size line 'rows cols entries'", path, header_lines)
     if count != want:
         return GraphFormatError(f"size line announces {want} entries, found {count}", path, len(lines))
+    found = re.match(r"Line (\d+): (.*)", str(exc))  # scipy's own words, when they name a line
+    if found:
+        return GraphFormatError(f"cannot read Matrix Market file: {found.group(2)}", path, int(found.group(1)))
     return GraphFormatError(f"cannot read Matrix Market file: {exc}", path)
 
 

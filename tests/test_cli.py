@@ -88,7 +88,10 @@ def test_match_reports_valid_matching(capsys):
     (["info", "/nonexistent/x.graph"], "no such graph file"),
     (["info", "nosuchgen:5"], "valid forms"),
     (["match", "grid:3x3", "-m", "no_such_matcher"], "unknown matcher"),
-    (["partition", "grid:3x3", "0"], "K must be"),
+    (["partition", "grid:3x3", "10"], "number of vertices"),
+    (["partition", "grid:3x3", "2", "--rating", "no_such_rating"], "unknown rating"),
+    (["generate", "delaunay:1:seed=x", "-o", "x.graph"], "seed"),
+    (["generate", "grid:0x3", "-o", "x.graph"], "positive"),
 ])
 def test_bad_input_exits_1_with_one_line(capsys, argv, words):
     code, out, err = run(capsys, *argv)
@@ -96,6 +99,169 @@ def test_bad_input_exits_1_with_one_line(capsys, argv, words):
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("matchpart: error:") and words in lines[0], err
     assert "Traceback" not in err
+
+
+def one_error_line(err):
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("matchpart: error:"), err
+    return lines[0]
+
+
+@pytest.mark.parametrize("command", ["info", "match", "partition", "compare"])
+@pytest.mark.parametrize("name,content,words", [
+    ("adir", None, "is a directory"),
+    ("bin.graph", b"\x7fELF\x02\x01\x00\x00\n\x00", "bin.graph:1: contains a NUL byte"),
+    ("bin.dat", b"3 2\n2\n\x00\x01", "bin.dat:3: contains a NUL byte"),
+    ("empty.graph", b"", "empty.graph:1: empty file"),
+    ("empty.mtx", b"", "empty.mtx:1: empty file"),
+    ("empty.edges", b"", "empty.edges:1: no edges"),
+    ("nan.edges", b"0 1 1\n1 2 nan\n", "nan.edges:2: edge weight nan is not a finite number"),
+    ("ids.edges", b"0 1\n1 2\n5 100000000000000\n", "ids.edges:3: n=100000000000001 vertices"),
+    ("asym.graph", b"4 2\n2\n1\n4\n1\n", "asym.graph:5: vertex 4 does not list neighbour 3"),
+    ("inf.mtx", b"%%MatrixMarket matrix coordinate real symmetric\n3 3 2\n2 1 1\n3 1 inf\n",
+     "inf.mtx:4: entry value inf"),
+])
+def test_bad_files_exit_1_with_one_line_for_every_command(capsys, tmp_path, command, name, content, words):
+    p = tmp_path / name
+    if content is None:
+        p.mkdir()
+    else:
+        p.write_bytes(content)
+    argv = [command, str(p)] + (["2"] if command in ("partition", "compare") else [])
+    code, out, err = run(capsys, *argv)
+    assert code == 1 and out == ""
+    assert words in one_error_line(err)
+
+
+def test_notes_about_a_file_show_on_success_only(capsys, tmp_path):
+    good, bad = tmp_path / "good.edges", tmp_path / "bad.edges"
+    good.write_text("1 2\n2 3\n3 4\n")
+    bad.write_text("1 2\n2 3 x\n")
+    code, out, err = run(capsys, "partition", str(good), "2", "--device", "cpu")
+    assert code == 0 and "1-based" in err  # how the ids were read changes n: say so for every command
+    code, out, err = run(capsys, "info", str(bad))
+    assert code == 1 and "bad.edges:2:" in one_error_line(err)
+
+
+def test_warnings_are_one_line(capsys, tmp_path):
+    p = tmp_path / "b.mtx"
+    p.write_text("%%MatrixMarket matrix coordinate pattern general\n2 3 2\n1 1\n2 3\n")
+    code, out, err = run(capsys, "info", str(p))
+    assert code == 0 and field(out, "vertices") == "5"
+    assert err.strip().splitlines() == [
+        f"matchpart: warning: {p}: 2 x 3 matrix read as a bipartite graph: rows are vertices 0..1, "
+        "columns are vertices 2..4"]
+
+
+def test_outputs_are_checked_before_the_work(capsys, tmp_path, monkeypatch):
+    def must_not_run(*a, **k):
+        raise AssertionError("partition ran although its output cannot be written")
+    monkeypatch.setattr(matchpart, "partition", must_not_run)
+    graph = tmp_path / "g.graph"
+    graph.write_text("2 1\n2\n1\n")
+    for target, words in [(tmp_path / "no" / "p.txt", "does not exist"), (tmp_path, "is a directory"),
+                          ("", "empty"), (graph, "over the input graph")]:
+        code, out, err = run(capsys, "partition", str(graph), "2", "-o", str(target))
+        assert code == 1 and out == "" and words in one_error_line(err), (target, err)
+    assert graph.read_text() == "2 1\n2\n1\n"
+
+
+def test_generate_checks_spec_and_output(capsys, tmp_path):
+    for argv, words in [
+        (["generate", "grid:3x3", "-o", str(tmp_path / "no" / "g.graph")], "does not exist"),
+        (["generate", "grid:3x3", "-o", str(tmp_path / "g.foo")], "use .graph (METIS)"),
+        (["generate", str(shared_graph("jazz.graph")), "-o", str(tmp_path / "g.graph")], "takes a generator spec"),
+    ]:
+        code, out, err = run(capsys, *argv)
+        assert code == 1 and words in one_error_line(err), err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_compare_checks_plot_before_the_runs(capsys, tmp_path, monkeypatch):
+    import matchpart.compare
+
+    def must_not_run(*a, **k):
+        raise AssertionError("compare ran although the plot cannot be drawn")
+    monkeypatch.setattr(matchpart.compare, "compare", must_not_run)
+    code, out, err = run(capsys, "compare", "grid:4x4", "2", "--plot", str(tmp_path / "no" / "c.png"))
+    assert code == 1 and out == ""
+    assert "matplotlib" in one_error_line(err) or "does not exist" in one_error_line(err)
+
+
+def test_compare_runs_a_repeated_matcher_once(capsys):
+    pytest.importorskip("matchpart.pipeline")
+    name = matchpart.matchers.available()[0]
+    code, out, err = run(capsys, "compare", "grid:4x4", "2", "-m", f"{name},{name}", "--seeds", "1",
+                         "--device", "cpu")
+    assert code == 0 and len(err.strip().splitlines()) == 1  # one progress line: one run
+    assert sum(line.split()[0] == name for line in out.splitlines() if line.strip()) == 1
+
+
+def test_balance_bound_must_make_sense(capsys, tmp_path):
+    p = tmp_path / "z.graph"
+    p.write_text("3 2 10\n0 2\n0 1 3\n0 2\n")
+    code, out, err = run(capsys, "partition", str(p), "2")
+    assert code == 1 and "every vertex weight is 0" in one_error_line(err)
+    for command in ("partition", "compare"):
+        code, out, err = run(capsys, command, "grid:3x3", "2", "--eps", "1e308")
+        assert code == 1 and "--eps 1e+308 is too large" in one_error_line(err)
+
+
+@pytest.mark.skipif(matchpart.backend.gpu_available(), reason="a GPU is usable here")
+@pytest.mark.parametrize("argv", [["match", "grid:3x3"], ["partition", "grid:3x3", "2"],
+                                  ["compare", "grid:3x3", "2"]])
+def test_device_gpu_without_gpu_is_one_line(capsys, argv):
+    code, out, err = run(capsys, *argv, "--device", "gpu")
+    assert code == 1 and "GPU" in one_error_line(err)
+
+
+def test_k_1_and_k_n(capsys, tmp_path):
+    pytest.importorskip("matchpart.pipeline")
+    part = tmp_path / "p"
+    code, out, err = run(capsys, "partition", "grid:3x4", "1", "--device", "cpu", "-o", str(part))
+    assert code == 0 and field(out, "cut") == "0" and read_partition(part, n=12).tolist() == [0] * 12
+    code, out, err = run(capsys, "partition", "grid:3x4", "12", "--device", "cpu", "-o", str(part))
+    assert code == 0 and field(out, "cut") == "17" and field(out, "feasible") == "yes"
+    assert sorted(read_partition(part, n=12).tolist()) == list(range(12))
+
+
+def test_unexpected_errors_are_one_line_too(capsys, monkeypatch):
+    import matchpart.cli as cli
+
+    def broken(args, out):
+        raise TypeError("something inside went wrong")
+    monkeypatch.setitem(cli.COMMANDS, "matchers", broken)
+    code, out, err = run(capsys, "matchers")
+    lines = err.strip().splitlines()
+    assert code == 1 and len(lines) == 1 and "internal error: TypeError: something inside" in lines[0]
+    with pytest.raises(TypeError):
+        main(["--debug", "matchers"])
+
+
+def test_out_of_memory_and_closed_pipe(capsys, monkeypatch):
+    import matchpart.cli as cli
+
+    def huge(args, out):
+        raise MemoryError("Unable to allocate 74.5 GiB")
+
+    def closed(args, out):
+        raise BrokenPipeError(32, "Broken pipe")
+    monkeypatch.setitem(cli.COMMANDS, "matchers", huge)
+    code, out, err = run(capsys, "matchers")
+    assert code == 1 and "out of memory (Unable to allocate 74.5 GiB)" in one_error_line(err)
+    monkeypatch.setitem(cli.COMMANDS, "matchers", closed)
+    code, out, err = run(capsys, "matchers")
+    assert code == 1 and err == ""  # '| head' closed the pipe: nothing to complain about
+
+
+def test_os_errors_without_errno_noise(capsys, monkeypatch):
+    import matchpart.cli as cli
+
+    def denied(args, out):
+        raise PermissionError(13, "Permission denied", "/some/file.graph")
+    monkeypatch.setitem(cli.COMMANDS, "matchers", denied)
+    code, out, err = run(capsys, "matchers")
+    assert code == 1 and one_error_line(err) == "matchpart: error: /some/file.graph: Permission denied"
 
 
 def test_malformed_file_exit_1_names_line(capsys, tmp_path):
@@ -110,14 +276,36 @@ def test_debug_shows_traceback(capsys):
         main(["--debug", "info", "/nonexistent/x.graph"])
 
 
-@pytest.mark.parametrize("argv", [["info"], ["frobnicate"], ["partition", "grid:3x3", "two"],
-                                  ["partition", "grid:3x3", "2", "--preset", "turbo"]])
-def test_usage_errors_exit_2(capsys, argv):
+@pytest.mark.parametrize("argv,words", [
+    ([], "missing COMMAND"),
+    (["info"], "required"),
+    (["frobnicate"], "invalid choice"),
+    (["partition", "grid:3x3", "two"], "argument K: expected an integer >= 1, got 'two'"),
+    (["partition", "grid:3x3", "1.5"], "argument K: expected an integer >= 1, got '1.5'"),
+    (["partition", "grid:3x3", "0"], "argument K: must be >= 1, got 0"),
+    (["partition", "grid:3x3", "-1"], "argument K: must be >= 1, got -1"),
+    (["compare", "grid:3x3", "0"], "argument K: must be >= 1"),
+    (["partition", "grid:3x3", "2", "--preset", "turbo"], "invalid choice: 'turbo'"),
+    (["partition", "grid:3x3", "2", "--eps", "-1"], "argument --eps: must be a finite number >= 0"),
+    (["partition", "grid:3x3", "2", "--eps", "nan"], "argument --eps: must be a finite number >= 0"),
+    (["compare", "grid:3x3", "2", "--eps", "inf"], "argument --eps: must be a finite number >= 0"),
+    (["partition", "grid:3x3", "2", "--eps", "x"], "argument --eps: expected a number"),
+    (["partition", "grid:3x3", "2", "--seed", "-1"], "argument --seed: must be >= 0"),
+    (["match", "grid:3x3", "--seed", "-1"], "argument --seed: must be >= 0"),
+    (["generate", "grid:3x3", "-o", "g.graph", "--seed", "-1"], "argument --seed: must be >= 0"),
+    (["compare", "grid:3x3", "2", "--seeds", "0"], "argument --seeds: must be >= 1"),
+    (["compare", "grid:3x3", "2", "--seeds", str(10**20)], "argument --seeds: must be <= 1000000"),
+    (["partition", "grid:3x3", "2", "--seed", str(2**64)], "argument --seed: must be <= 9223372036854775807"),
+    (["partition", "grid:3x3", "2", "--device", "tpu"], "invalid choice: 'tpu'"),
+    (["matchers", "extra"], "unrecognized arguments"),
+])
+def test_usage_errors_exit_2(capsys, argv, words):
     with pytest.raises(SystemExit) as e:
         main(argv)
     assert e.value.code == 2
     err = capsys.readouterr().err
-    assert "error:" in err and "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("matchpart: error:") and words in lines[0], err
 
 
 def test_version_and_help(capsys):
@@ -175,6 +363,10 @@ def test_python_dash_m_has_no_traceback(tmp_path):
     r = subprocess.run([sys.executable, "-m", "matchpart", "--version"], capture_output=True, text=True,
                        env=env, timeout=120)
     assert r.returncode == 0 and matchpart.__version__ in r.stdout
+    r = subprocess.run([sys.executable, "-m", "matchpart", "partition", "grid:3x3", "0"], capture_output=True,
+                       text=True, env=env, timeout=120)
+    assert r.returncode == 2 and r.stderr.startswith("matchpart: error: argument K")
+    assert len(r.stderr.splitlines()) == 1
 
 
 # ---- matchpart.compare ---------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """Tests of matchpart.io: METIS, Matrix Market and edge list readers/writers, partition files, errors."""
 import logging
+import os
 
 import networkx as nx
 import numpy as np
@@ -403,3 +404,112 @@ def test_hypothesis_round_trips(tmp_path_factory, g):
 ])
 def test_sniffing_ambiguous_files(tmp_path, text, kind_n):
     assert load_graph(write(tmp_path, "g.dat", text)).n == kind_n
+
+
+# ---- hostile input: not a graph file at all, or values the pipeline cannot use ----------------
+def test_directory_device_and_binary_files(tmp_path):
+    for name in ("d.graph", "adir"):  # the second has no extension: it would be sniffed
+        (tmp_path / name).mkdir()
+        with pytest.raises(GraphFormatError, match=f"{name}: is a directory"):
+            load_graph(tmp_path / name)
+    if os.path.exists("/dev/null"):
+        with pytest.raises(GraphFormatError, match="not a regular file"):
+            load_graph("/dev/null")
+    for name in ("b.graph", "b.edges", "b.dat"):
+        p = tmp_path / name
+        p.write_bytes(b"% ok\n\x7fELF\x00\x01\x02\n")
+        with pytest.raises(GraphFormatError, match=rf"{name}:2: contains a NUL byte"):
+            load_graph(p)
+
+
+def test_utf8_byte_order_mark(tmp_path):
+    p = tmp_path / "bom.graph"
+    p.write_bytes(b"\xef\xbb\xbf3 2\n2\n1 3\n2\n")
+    assert load_graph(p).m == 2
+    p = tmp_path / "bom.edges"
+    p.write_bytes(b"\xef\xbb\xbf0 1\n1 2\n")
+    assert load_graph(p).m == 2
+    p = tmp_path / "bom.mtx"
+    p.write_bytes(b"\xef\xbb\xbf%%MatrixMarket matrix coordinate pattern symmetric\n2 2 1\n2 1\n")
+    with pytest.raises(GraphFormatError, match="bom.mtx:1: .*byte order mark"):
+        load_graph(p)
+
+
+@pytest.mark.parametrize("text,line,words", [
+    ("", 1, "no edges"),
+    ("# only a comment\n\n", 1, "no edges"),
+    ("0 1 1\n1 2 nan\n", 2, "nan is not a finite number"),
+    ("0 1 inf\n", 1, "inf is not a finite number"),
+    ("0 1 1e308\n1 2 1e308\n", 2, "infinity"),
+    ("0 1\n2 99999999999\n", 2, "n=100000000000 vertices with only 2 edge entries"),
+    ("0 1 999999999999999999\n1 2 999999999999999999\n2 3 999999999999999999\n", 3, "2^62"),  # stored twice
+])
+def test_edgelist_bad_values_name_the_line(tmp_path, text, line, words):
+    p = write(tmp_path, "bad.edges", text)
+    with pytest.raises(GraphFormatError) as e:
+        load_graph(p)
+    assert f"bad.edges:{line}:" in str(e.value) and words in str(e.value), str(e.value)
+
+
+def test_edgelist_of_an_empty_graph_round_trips(tmp_path):
+    g = Graph.from_edges([], [], n=3)
+    save_graph(g, tmp_path / "g.edges")
+    assert load_graph(tmp_path / "g.edges").n == 3
+
+
+def test_edgelist_base_note_only_when_the_file_loads(tmp_path, caplog):
+    with caplog.at_level(logging.INFO, logger="matchpart"):
+        with pytest.raises(GraphFormatError):
+            load_graph(write(tmp_path, "e.edges", "1 2\n2 2\n"))
+    assert "based" not in caplog.text
+
+
+@pytest.mark.parametrize("text,line,words", [
+    ("3 3 1\n2 999999999999999999 3 999999999999999999\n1 999999999999999999 3 999999999999999999\n"
+     "1 999999999999999999 2 999999999999999999\n", 4, "2^62"),
+    ("5 0 10\n" + "999999999999999999\n" * 5, 6, "2^62"),
+])
+def test_metis_weight_totals_must_fit_64_bits(tmp_path, text, line, words):
+    p = write(tmp_path, "big.graph", text)
+    with pytest.raises(GraphFormatError) as e:
+        load_graph(p)
+    assert f"big.graph:{line}:" in str(e.value) and words in str(e.value), str(e.value)
+
+
+@pytest.mark.parametrize("text,line,words", [
+    ("%%MatrixMarket matrix coordinate real general\n3 3 2\n1 2 nan\n2 1 nan\n", 3, "nan is not a finite"),
+    ("%%MatrixMarket matrix coordinate real symmetric\n3 3 2\n2 1 1\n3 2 1e400\n", 4, "inf is not a finite"),
+    ("%%MatrixMarket matrix coordinate real symmetric\n3 3 2\n2 1 1e308\n3 2 1e308\n", 4, "infinity"),
+    ("%%MatrixMarket matrix coordinate real symmetric\n3 3 3\n2 1 1\n3 1 2\n\n1 2 1\n", 6, "more than once"),
+    ("%%MatrixMarket matrix coordinate real symmetric\n3 3 2\n2 1 1\n% c\n3 1 2\n", 4, "comment among"),
+    ("%%MatrixMarket matrix coordinate integer symmetric\n3 3 2\n2 1 1\n3 1 2.5\n", 4, "'2.5' is not an integer"),
+    ("%%MatrixMarket matrix coordinate integer symmetric\n3 3 2\n2 1 1\n3 1 2e3\n", 4, "'2e3' is not an integer"),
+    ("%%MatrixMarket matrix coordinate real symmetric\n3 3 2\n2 1 1\n3 1 2x\n", 4, "'2x' is not a number"),
+    ("%%MatrixMarket matrix coordinate real symmetric\n3 3 2\n2 1 1\n3 1 .\n", 4, "'.' is not a number"),
+    ("%%MatrixMarket matrix coordinate real symmetric\n3 3 2\n2 1 1\n3 1 1e\n", 4, "'1e' is not a number"),
+    ("%%MatrixMarket matrix coordinate pattern symmetric\n3 3 2\n2 1 1\n3 1\n", 3, "expected 2"),
+    ("%%MatrixMarket matrix coordinate real symmetric\n3 3 2\n2 1 1\n3 1x 1\n", 4, "indices must be positive integers"),
+    ("%%MatrixMarket matrix coordinate integer symmetric\n3 3 2\n2 1 1\n3 1 99999999999999999999\n", 4,
+     "too large"),
+    ("%%MatrixMarket matrix coordinate pattern symmetric\n100000000000 100000000000 1\n2 1\n", 2,
+     "n=100000000000 vertices"),
+    ("%%MatrixMarket matrix coordinate real general\n2 3 1\n1 3 nan\n", 3, "not a finite"),
+])
+def test_mtx_bad_values_name_the_line(tmp_path, text, line, words):
+    p = write(tmp_path, "bad.mtx", text)
+    with pytest.raises(GraphFormatError) as e:
+        load_graph(p)
+    assert f"bad.mtx:{line}:" in str(e.value) and words in str(e.value), str(e.value)
+
+
+def test_mtx_real_values_in_every_spelling(tmp_path):
+    text = "%%MatrixMarket matrix coordinate real general\n4 4 6\n1 2 .5\n2 1 0.5\n2 3 5.\n3 2 5e0\n" \
+           "3 4 -1.5E+2\n4 3 150\n"
+    g = load_graph(write(tmp_path, "r.mtx", text))
+    assert g.ewgt.tolist() == [0.5, 0.5, 5, 5, 150, 150]
+
+
+def test_mtx_diagonal_values_do_not_matter(tmp_path):
+    p = write(tmp_path, "d.mtx", "%%MatrixMarket matrix coordinate real symmetric\n3 3 2\n2 1 5\n3 3 nan\n")
+    g = load_graph(p)
+    assert g.m == 1 and g.ewgt.tolist() == [5, 5]
