@@ -42,13 +42,22 @@ def edge_priority(graph, rating="weight", ratings=None):
     be = graph.backend
     xp = be.xp
     r = edge_ratings(graph, rating) if ratings is None else ratings
+    n = max(graph.n, 1)
     rows = be.row_ids(graph.indptr)
     cols = graph.indices.astype(xp.int64)
-    lo = xp.minimum(rows, cols)
-    hi = xp.maximum(rows, cols)
-    # lexsort: last key is primary -> (-rating, lo, hi)
-    order = xp.lexsort(xp.stack([hi, lo, -r]))
-    # both directions are adjacent in ``order``; rank by undirected edge index
-    rank = xp.empty(order.shape[0], dtype=xp.int64)
-    rank[order] = xp.arange(order.shape[0], dtype=xp.int64) // 2
-    return rank
+    pair = xp.minimum(rows, cols) * n + xp.maximum(rows, cols)  # (lo, hi) as one key
+    # sorting by the pair key puts both directions of each edge side by side, in (lo, hi)
+    # order; a stable sort of one entry per edge by decreasing rating then keeps (lo, hi)
+    # order among equal ratings. Two one-key sorts beat a three-key lexsort several times.
+    by_pair = _stable_argsort(xp, pair)
+    edge_of_entry = xp.empty(pair.shape[0], dtype=xp.int64)
+    edge_of_entry[by_pair] = xp.arange(pair.shape[0], dtype=xp.int64) // 2
+    by_rating = _stable_argsort(xp, -r[by_pair[0::2]])
+    edge_rank = xp.empty(by_rating.shape[0], dtype=xp.int64)
+    edge_rank[by_rating] = xp.arange(by_rating.shape[0], dtype=xp.int64)
+    return edge_rank[edge_of_entry]
+
+
+def _stable_argsort(xp, keys):
+    # numpy needs kind="stable"; CuPy's sort is always stable (a radix sort)
+    return xp.argsort(keys, kind="stable") if xp.__name__ == "numpy" else xp.argsort(keys)
