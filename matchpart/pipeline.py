@@ -20,6 +20,8 @@ from .matchers import RATINGS, resolve
 from .presets import get_preset
 
 COARSENINGS = ("matching", "cluster")
+# Largest accepted imbalance; any eps >= k - 1 already puts no limit on a block.
+MAX_EPS = 1e9
 # Jet's negative-gain factor c: bolder on coarse levels, conservative on the finest (Jet paper).
 JET_C_FINEST = 0.25
 JET_C_COARSE = 0.75
@@ -58,6 +60,9 @@ def _check_k_eps(k, eps, n):
         raise ValueError(f"k must be between 1 and the number of vertices ({n}), got {k}")
     if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not math.isfinite(eps) or eps < 0:
         raise ValueError(f"eps must be a finite number >= 0 (e.g. 0.03 for 3% imbalance), got {eps!r}")
+    if eps > MAX_EPS:
+        # beyond this the bound (1 + eps) * ceil(W / k) stops being a number for large W
+        raise ValueError(f"eps must be at most {MAX_EPS:g} (eps >= k - 1 already allows any partition), got {eps!r}")
     return k, float(eps)
 
 

@@ -172,7 +172,7 @@ def test_bad_k(k):
         partition(g, k)
 
 
-@pytest.mark.parametrize("eps", [-0.1, float("nan"), float("inf"), "0.03"])
+@pytest.mark.parametrize("eps", [-0.1, float("nan"), float("inf"), "0.03", 1e308])
 def test_bad_eps(eps):
     g = Graph.from_networkx(nx.path_graph(10))
     with pytest.raises(ValueError, match="eps must be"):
