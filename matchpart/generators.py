@@ -8,6 +8,7 @@ so they need not match the counter-based RNG of the GPU code.
 from __future__ import annotations
 
 import math
+import os
 import re
 
 import numpy as np
@@ -23,14 +24,18 @@ RMAT_EDGEFACTOR = 16
 # Largest sizes accepted from a spec, so a typo cannot ask for terabytes.
 MAX_SPEC_VERTICES = 1 << 31
 MAX_RMAT_SCALE = 30
+# fullmatch only: plain ASCII digits, so "+5", "1e5", "100.5", "1_000" or non-ASCII digits are
+# refused instead of being read as some other number
+_UINT = re.compile(r"[0-9]+")
+_DECIMAL = re.compile(r"([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")  # no sign, inf or nan
 
 SPEC_FORMS = (
     "delaunay:N            Delaunay triangulation of N random points in the unit square",
     "rgg:N                 random geometric graph, radius 0.55*sqrt(ln N / N)",
     "grid:AxB[xC]          2D or 3D grid",
-    "er:N:AVGDEG           Erdős–Rényi G(N, p) with p = AVGDEG/(N-1)",
+    "er:N:AVGDEG           Erdős–Rényi G(N, p) with p = AVGDEG/(N-1), so 0 <= AVGDEG <= N-1",
     "rmat:SCALE[:EF]       R-MAT with 2^SCALE vertices and EF*2^SCALE edges (default EF 16)",
-    "ba:N:M                Barabási–Albert, each new vertex attaches M edges",
+    "ba:N:M                Barabási–Albert, each new vertex attaches M edges (M < N)",
 )
 
 
@@ -90,14 +95,14 @@ def grid(shape) -> Graph:
     """2D or 3D grid graph; ``shape`` is "AxB", "AxBxC" or a tuple of 2-3 positive ints.
     Vertex (i, j[, k]) has id in row-major order."""
     if isinstance(shape, str):
-        parts = shape.lower().split("x")
-        if not 2 <= len(parts) <= 3 or not all(p.isdigit() for p in parts):
+        parts = [p.strip() for p in shape.lower().split("x")]
+        if not 2 <= len(parts) <= 3 or not all(_UINT.fullmatch(p) for p in parts):
             raise ValueError(f"grid shape must look like '10x20' or '10x20x30', got {shape!r}")
         shape = tuple(int(p) for p in parts)
-    shape = tuple(int(s) for s in shape)
-    if not 2 <= len(shape) <= 3 or min(shape) < 1:
+    if not 2 <= len(shape) <= 3:
         raise ValueError(f"grid shape must have 2 or 3 positive sizes, got {shape}")
-    n = int(np.prod(shape))
+    shape = tuple(_check_count("each grid size", s, 1) for s in shape)
+    n = math.prod(shape)  # Python ints: np.prod would overflow silently on huge shapes
     ids = np.arange(n, dtype=np.int64).reshape(shape)
     us, vs = [], []
     for axis in range(len(shape)):  # one slice pair per dimension, not per vertex
@@ -110,6 +115,18 @@ def grid(shape) -> Graph:
     return Graph.from_edges(np.concatenate(us), np.concatenate(vs), n=n)
 
 
+def _pair_from_index(k, n):
+    """Pair (i, j), i < j, with index ``k`` in the order (0,1), (0,2) .. (0,n-1), (1,2) ..."""
+    # Counted from the end, the last t rows hold T(t) = t(t+1)/2 pairs; solving for t with a
+    # float sqrt of the distance from the end stays within one of the truth even for n near
+    # 2^31 (solving from the front cancels catastrophically there), and is then fixed exactly.
+    back = (n * (n - 1) // 2 - 1) - np.asarray(k, dtype=np.int64)
+    t = np.floor((np.sqrt(8.0 * back + 1) - 1) / 2).astype(np.int64) + 1  # row i holds t = n-1-i pairs
+    t = np.where(t * (t - 1) // 2 > back, t - 1, t)
+    t = np.where(t * (t + 1) // 2 <= back, t + 1, t)
+    return n - 1 - t, n - 1 - (back - t * (t - 1) // 2)
+
+
 def er(n, avgdeg, seed=0) -> Graph:
     """Erdős–Rényi G(n, p) with p = avgdeg / (n - 1), in O(n + m).
 
@@ -117,12 +134,12 @@ def er(n, avgdeg, seed=0) -> Graph:
     then drawn uniformly (rejecting repeats), which is exactly G(n, p).
     """
     n = _check_count("n", n, 1)
-    if not avgdeg >= 0:
-        raise ValueError(f"avgdeg must be >= 0, got {avgdeg!r}")
+    if not (math.isfinite(avgdeg) and 0 <= avgdeg <= n - 1):  # p = avgdeg/(n-1) must be a probability
+        raise ValueError(f"avgdeg must be a finite number from 0 to n-1 = {n - 1}, got {avgdeg!r}")
     pairs = n * (n - 1) // 2
     if n < 2 or avgdeg == 0:
         return Graph.from_edges(np.zeros(0, np.int64), np.zeros(0, np.int64), n=n)
-    p = min(1.0, avgdeg / (n - 1))
+    p = avgdeg / (n - 1)
     rng = np.random.default_rng(seed)
     m = int(rng.binomial(pairs, p))
     if m > pairs // 2:
@@ -134,17 +151,7 @@ def er(n, avgdeg, seed=0) -> Graph:
             extra = rng.integers(0, pairs, size=int((m - chosen.shape[0]) * 1.1) + 16)
             chosen = np.unique(np.concatenate([chosen, extra]))
         chosen = rng.permutation(chosen)[:m]
-    # pair index k -> (i, j), i < j, in the order (0,1), (0,2) .. (0,n-1), (1,2) ...
-    k = chosen.astype(np.int64)
-    # row i starts at s(i) = i*(2n - i - 1)/2; solve for i with float sqrt, then fix rounding
-    i = np.floor((2 * n - 1 - np.sqrt((2.0 * n - 1) ** 2 - 8.0 * k)) / 2).astype(np.int64)
-    start = i * (2 * n - i - 1) // 2
-    i = np.where(start > k, i - 1, i)
-    start = i * (2 * n - i - 1) // 2
-    nxt = (i + 1) * (2 * n - i - 2) // 2
-    i = np.where(k >= nxt, i + 1, i)
-    start = i * (2 * n - i - 1) // 2
-    j = k - start + i + 1
+    i, j = _pair_from_index(chosen, n)
     return Graph.from_edges(i, j, n=n)
 
 
@@ -223,78 +230,129 @@ def ba(n, m, seed=0) -> Graph:
 
 
 # ---- spec strings ----------------------------------------------------------------------
-_INT = re.compile(r"^\d+$")
+USAGE = {form.split(":")[0]: form.split()[0] for form in SPEC_FORMS}
+_ARGS = {"delaunay": (1, 1), "rgg": (1, 1), "grid": (1, 1), "er": (2, 2), "rmat": (1, 2), "ba": (2, 2)}
+OPTIONS = ("seed",)
+# Peak memory measured while generating is 110-280 bytes per vertex plus edge, so this lower
+# bound only refuses sizes that cannot fit, but refuses them at once instead of after minutes
+# of swapping or an out-of-memory kill.
+SPEC_BYTES_PER_ITEM = 100
 
 
 def _spec_error(spec, why):
-    forms = ", ".join(f.split()[0] for f in SPEC_FORMS)
+    forms = ", ".join(USAGE.values())
     return ValueError(f"bad generator spec {spec!r}: {why}; valid forms: {forms} (append :seed=S for a seed)")
+
+
+def _physical_memory():
+    """Bytes of RAM, or None where the platform does not say (then sizes are not checked)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _check_memory(spec, n, edges):
+    need = SPEC_BYTES_PER_ITEM * (n + int(edges))
+    have = _physical_memory()
+    if have and need > have:
+        raise _spec_error(spec, f"too large: {n} vertices and about {int(edges)} edges need at least "
+                                f"{need / 2**30:.1f} GiB of memory, this machine has {have / 2**30:.1f} GiB")
+
+
+def _count(spec, what, text, minimum, maximum=MAX_SPEC_VERTICES):
+    if not _UINT.fullmatch(text):
+        raise _spec_error(spec, f"{what} must be a whole number written in digits only "
+                                f"(no sign, decimal point or exponent), got {text!r}")
+    value = int(text)
+    if value < minimum:
+        need = "positive" if minimum == 1 else f"at least {minimum}"
+        raise _spec_error(spec, f"{what} must be {need}, got {value}")
+    if value > maximum:
+        raise _spec_error(spec, f"{what} must be at most {maximum}, got {value}")
+    return value
+
+
+def _parse(spec):
+    """Split a spec into (generator name, positional fields, {option: value})."""
+    name, *fields = [field.strip() for field in spec.strip().split(":")]
+    name = name.lower()
+    if name not in USAGE:
+        raise _spec_error(spec, f"unknown generator {name!r}")
+    args, options = [], {}
+    for field in fields:
+        if not field:
+            raise _spec_error(spec, "empty field (a doubled or trailing ':')")
+        key, eq, value = field.partition("=")
+        if not eq:
+            args.append(field)
+            continue
+        key, value = key.strip().lower(), value.strip()
+        if key not in OPTIONS:
+            raise _spec_error(spec, f"unknown option {key!r} (the only option is seed=S)")
+        if key in options:  # silently keeping one of them would hide a typo
+            raise _spec_error(spec, f"option {key!r} is given more than once")
+        if not _UINT.fullmatch(value):
+            raise _spec_error(spec, f"option {key!r} needs a non-negative whole number, got {value!r}")
+        options[key] = int(value)
+    return name, args, options
 
 
 def from_spec(spec, seed=0) -> Graph:
     """Graph from a spec string such as ``delaunay:1000``, ``grid:10x20``, ``er:1000:8``,
-    ``rmat:16[:16]``, ``ba:1000:3``, ``rgg:1000``; ``:seed=S`` overrides ``seed``."""
+    ``rmat:16[:16]``, ``ba:1000:3``, ``rgg:1000``; ``:seed=S`` overrides ``seed``.
+
+    Sizes are plain decimal integers; ``er``'s AVGDEG is a finite decimal number from 0 to
+    N-1 (N-1 gives the complete graph). Anything else, a repeated or unknown option, or a
+    size that cannot fit in this machine's memory raises ValueError naming the problem.
+    """
     if not isinstance(spec, str):
         raise _spec_error(spec, "a spec is a string")
-    parts = [p.strip() for p in spec.strip().split(":")]
-    name, args = parts[0].lower(), []
-    for p in parts[1:]:
-        if p.lower().startswith("seed="):
-            value = p[5:]
-            if not _INT.match(value):
-                raise _spec_error(spec, f"seed must be a non-negative integer, got {value!r}")
-            seed = int(value)
-        else:
-            args.append(p)
-
-    def ints(count_min, count_max):
-        if not count_min <= len(args) <= count_max or not all(_INT.match(a) for a in args):
-            want = count_min if count_min == count_max else f"{count_min} to {count_max}"
-            raise _spec_error(spec, f"{name} takes {want} positive integer argument(s)")
-        vals = [int(a) for a in args]
-        if any(x > MAX_SPEC_VERTICES for x in vals):
-            raise _spec_error(spec, f"sizes must be <= {MAX_SPEC_VERTICES}")
-        return vals
+    name, args, options = _parse(spec)
+    seed = options.get("seed", seed)
+    lo, hi = _ARGS[name]
+    if not lo <= len(args) <= hi:
+        want = lo if lo == hi else f"{lo} or {hi}"
+        raise _spec_error(spec, f"{name} takes {want} argument(s) ({USAGE[name]}), got {len(args)}")
 
     if name == "delaunay":
-        (n,) = ints(1, 1)
-        if n < 3:
-            raise _spec_error(spec, "delaunay needs N >= 3")
+        n = _count(spec, "N", args[0], 3)
+        _check_memory(spec, n, 3 * n)
         return delaunay(n, seed)
     if name == "rgg":
-        (n,) = ints(1, 1)
-        if n < 1:
-            raise _spec_error(spec, "rgg needs N >= 1")
+        n = _count(spec, "N", args[0], 1)
+        _check_memory(spec, n, 0.5 * math.pi * RGG_RADIUS_FACTOR**2 * math.log(max(n, 2)) * n)
         return rgg(n, seed)
     if name == "grid":
-        if len(args) != 1:
-            raise _spec_error(spec, "grid takes one argument like 10x20 or 10x20x30")
-        try:
-            return grid(args[0])
-        except ValueError as exc:
-            raise _spec_error(spec, str(exc)) from None
+        parts = args[0].lower().split("x")
+        if not 2 <= len(parts) <= 3:
+            raise _spec_error(spec, f"grid shape must look like 10x20 or 10x20x30, got {args[0]!r}")
+        shape = tuple(_count(spec, "each grid size", p.strip(), 1) for p in parts)
+        n = math.prod(shape)
+        if n > MAX_SPEC_VERTICES:
+            raise _spec_error(spec, f"the grid has {n} vertices, at most {MAX_SPEC_VERTICES} are allowed")
+        _check_memory(spec, n, len(shape) * n)
+        return grid(shape)
     if name == "er":
-        if len(args) != 2 or not _INT.match(args[0]):
-            raise _spec_error(spec, "er takes N and AVGDEG")
-        try:
-            avg = float(args[1])
-        except ValueError:
-            raise _spec_error(spec, f"AVGDEG must be a number, got {args[1]!r}") from None
-        n = int(args[0])
-        if n < 1 or not avg >= 0 or n > MAX_SPEC_VERTICES:
-            raise _spec_error(spec, "er needs N >= 1 and AVGDEG >= 0")
+        n = _count(spec, "N", args[0], 1)
+        if not _DECIMAL.fullmatch(args[1]):
+            raise _spec_error(spec, f"AVGDEG must be a finite, non-negative decimal number such as 8 or 2.5, "
+                                    f"got {args[1]!r}")
+        avg = float(args[1])
+        if avg > n - 1:  # p = AVGDEG/(N-1) would exceed 1: no G(N, p) has that mean degree
+            raise _spec_error(spec, f"AVGDEG must be at most N-1 = {n - 1} (the complete graph), got {args[1]}")
+        _check_memory(spec, n, n * avg / 2)
         return er(n, avg, seed)
     if name == "rmat":
-        vals = ints(1, 2)
-        if vals[0] < 1 or vals[0] > MAX_RMAT_SCALE or (len(vals) > 1 and vals[1] < 1):
-            raise _spec_error(spec, f"rmat needs 1 <= SCALE <= {MAX_RMAT_SCALE} and EF >= 1")
-        return rmat(*vals, seed=seed)
-    if name == "ba":
-        n, m = ints(2, 2)
-        if not 1 <= m < n:
-            raise _spec_error(spec, "ba needs 1 <= M < N")
-        return ba(n, m, seed)
-    raise _spec_error(spec, f"unknown generator {name!r}")
+        scale = _count(spec, "SCALE", args[0], 1, MAX_RMAT_SCALE)
+        ef = _count(spec, "EF", args[1], 1) if len(args) > 1 else RMAT_EDGEFACTOR
+        _check_memory(spec, 1 << scale, ef << scale)  # every sampled edge is held until merged
+        return rmat(scale, ef, seed=seed)
+    n, m = _count(spec, "N", args[0], 1), _count(spec, "M", args[1], 1)  # ba
+    if m >= n:
+        raise _spec_error(spec, f"M must be less than N (each new vertex links to M earlier ones), got N={n}, M={m}")
+    _check_memory(spec, n, n * m)
+    return ba(n, m, seed)
 
 
 def generate(spec, seed=0) -> Graph:

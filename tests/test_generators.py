@@ -63,13 +63,13 @@ def test_er_edge_count_and_uniformity():
     # pair decoding covers the whole triangle: the dense case gives the complete graph
     full = er(30, 29, seed=0)
     assert full.m == 30 * 29 // 2
-    assert er(1, 3).n == 1 and er(10, 0).m == 0
+    assert er(1, 0).n == 1 and er(10, 0).m == 0
 
 
 @settings(max_examples=30, deadline=None)
 @given(st.integers(2, 60), st.floats(0.1, 10), st.integers(0, 1000))
 def test_er_always_valid(n, avg, seed):
-    g = er(n, avg, seed)
+    g = er(n, min(avg, n - 1), seed)
     revalidate(g)
     assert g.n == n and g.m <= n * (n - 1) // 2
 
@@ -115,7 +115,10 @@ def test_spec_sizes():
 
 @pytest.mark.parametrize("spec", ["", "delaunay", "delaunay:", "delaunay:abc", "delaunay:2", "delaunay:10:20",
                                   "grid:10", "grid:axb", "grid:1x2x3x4", "er:10", "er:10:x", "rmat:0", "rmat:99",
-                                  "ba:10:10", "ba:10", "foo:10", "delaunay:100:seed=x", "rgg:-5"])
+                                  "ba:10:10", "ba:10", "foo:10", "delaunay:100:seed=x", "rgg:-5",
+                                  "er:10:inf", "er:10:nan", "er:10:-1", "er:10:9.5", "grid:3x3:seed=1:seed=2",
+                                  "grid:3x3:foo=1", "grid:3x3:seed=", "delaunay:1e5", "delaunay:100.5",
+                                  "delaunay:+100", "delaunay:100::seed=1", "rmat:30", "grid:100000x100000"])
 def test_bad_specs_list_valid_forms(spec):
     with pytest.raises(ValueError) as e:
         from_spec(spec)
@@ -129,7 +132,133 @@ def test_bad_function_arguments():
         delaunay(2)
     with pytest.raises(ValueError, match="m < n"):
         ba(5, 5)
-    with pytest.raises(ValueError, match="avgdeg"):
-        er(10, -1)
+    for avgdeg in (-1, float("inf"), float("nan"), 9.5):
+        with pytest.raises(ValueError, match="avgdeg must be a finite number from 0 to n-1 = 9"):
+            er(10, avgdeg)
+    with pytest.raises(ValueError, match="each grid size must be an integer >= 1"):
+        grid((2.5, 3))  # was truncated to 2x3
     with pytest.raises(ValueError, match="grid shape"):
         grid("3")
+
+
+def spec_error(spec):
+    with pytest.raises(ValueError) as e:
+        from_spec(spec)
+    return str(e.value)
+
+
+@pytest.mark.parametrize("spec,why", [
+    ("er:10:inf", "AVGDEG must be a finite, non-negative decimal number such as 8 or 2.5, got 'inf'"),
+    ("er:10:nan", "AVGDEG must be a finite, non-negative decimal number such as 8 or 2.5, got 'nan'"),
+    ("er:10:-1", "AVGDEG must be a finite, non-negative decimal number such as 8 or 2.5, got '-1'"),
+    ("er:10:+5", "AVGDEG must be a finite, non-negative decimal number such as 8 or 2.5, got '+5'"),
+    ("er:10:9.5", "AVGDEG must be at most N-1 = 9 (the complete graph), got 9.5"),
+    ("er:10:1e400", "AVGDEG must be at most N-1 = 9 (the complete graph), got 1e400"),
+    ("er:1:1", "AVGDEG must be at most N-1 = 0 (the complete graph), got 1"),
+])
+def test_er_spec_rejects_degrees_it_cannot_meet(spec, why):
+    assert f"bad generator spec {spec!r}: {why};" in spec_error(spec)
+
+
+def test_er_spec_accepts_degrees_up_to_n_minus_1():
+    assert from_spec("er:10:9").m == 45  # exactly the complete graph
+    assert from_spec("er:10:.5:seed=3").n == 10 and from_spec("er:1:0").n == 1
+
+
+@pytest.mark.parametrize("spec,why", [
+    ("grid:3x3:seed=1:seed=2", "option 'seed' is given more than once"),
+    ("grid:3x3:seed=1:SEED=1", "option 'seed' is given more than once"),
+    ("grid:3x3:foo=1", "unknown option 'foo' (the only option is seed=S)"),
+    ("grid:3x3:seed=", "option 'seed' needs a non-negative whole number, got ''"),
+    ("grid:3x3:seed=-1", "option 'seed' needs a non-negative whole number, got '-1'"),
+    ("grid:3x3:seed=1.5", "option 'seed' needs a non-negative whole number, got '1.5'"),
+    ("delaunay:100::seed=1", "empty field (a doubled or trailing ':')"),
+    ("delaunay:100:", "empty field (a doubled or trailing ':')"),
+])
+def test_spec_options_must_be_known_single_and_well_formed(spec, why):
+    assert f"bad generator spec {spec!r}: {why};" in spec_error(spec)
+
+
+def test_spec_options_and_spaces_that_are_accepted():
+    assert same(from_spec("delaunay:100:SEED=4"), from_spec("delaunay:100", seed=4))
+    assert same(from_spec(" delaunay : 100 : seed = 4 "), from_spec("delaunay:100", seed=4))
+    assert from_spec("grid: 3 x 4").n == 12
+
+
+@pytest.mark.parametrize("spec,why", [
+    ("delaunay:1e5", "N must be a whole number written in digits only (no sign, decimal point or exponent), "
+                     "got '1e5'"),
+    ("delaunay:100.5", "got '100.5'"),
+    ("delaunay:+100", "got '+100'"),
+    ("delaunay:1_000", "got '1_000'"),
+    ("delaunay:1 00", "got '1 00'"),
+    ("delaunay:\u0661\u0660\u0660", "got '\u0661\u0660\u0660'"),  # Arabic-Indic digits
+    ("grid:3x\u00b2", "each grid size must be a whole number"),  # superscript two: isdigit() but no int
+    ("rmat:8:4.5", "EF must be a whole number"),
+    ("ba:100:2.5", "M must be a whole number"),
+    ("grid:0x3", "each grid size must be positive, got 0"),
+    ("delaunay:2", "N must be at least 3, got 2"),
+    ("rmat:31", "SCALE must be at most 30, got 31"),
+    ("ba:10:10", "M must be less than N (each new vertex links to M earlier ones), got N=10, M=10"),
+    ("ba:3:7", "M must be less than N"),
+    ("grid:100000x100000", "the grid has 10000000000 vertices, at most 2147483648 are allowed"),
+    ("grid:99999999999x99999999999", "each grid size must be at most 2147483648"),
+    ("er:10", "er takes 2 argument(s) (er:N:AVGDEG), got 1"),
+    ("rmat:8:4:2", "rmat takes 1 or 2 argument(s) (rmat:SCALE[:EF]), got 3"),
+])
+def test_spec_sizes_are_plain_integers_in_range(spec, why):
+    msg = spec_error(spec)
+    assert msg.startswith(f"bad generator spec {spec!r}: ") and why in msg
+
+
+@pytest.mark.parametrize("spec", ["rmat:30", "rmat:20:2000000", "delaunay:2000000000", "rgg:2000000000",
+                                  "er:2000000000:1000", "ba:2000000000:1000", "grid:40000x50000"])
+def test_specs_too_large_for_memory_fail_at_once(spec, monkeypatch):
+    monkeypatch.setattr(generators, "_physical_memory", lambda: 64 << 30)
+    msg = spec_error(spec)  # before allocating anything: would otherwise take minutes or be OOM-killed
+    assert "too large:" in msg and "GiB of memory, this machine has 64.0 GiB" in msg
+
+
+def test_memory_check_uses_this_machine_and_can_be_unavailable(monkeypatch):
+    monkeypatch.setattr(generators, "_physical_memory", lambda: 1 << 20)
+    assert "too large: 10000 vertices" in spec_error("delaunay:10000")
+    assert from_spec("grid:10x10").n == 100  # small enough even for 1 MiB
+    monkeypatch.setattr(generators, "_physical_memory", lambda: None)
+    assert from_spec("delaunay:10000").n == 10000  # platform that does not say: only the fixed caps apply
+
+
+def test_rmat_30_fails_at_once_on_any_real_machine():
+    assert "too large: 1073741824 vertices and about 17179869184 edges" in spec_error("rmat:30")
+
+
+def test_pair_decoding_is_exact_for_large_n():
+    for n in (2, 3, 7, 50):
+        i, j = generators._pair_from_index(np.arange(n * (n - 1) // 2), n)
+        assert list(zip(i.tolist(), j.tolist())) == [(a, b) for a in range(n) for b in range(a + 1, n)]
+    # near 2^31 vertices the old front-solved float formula was off by dozens of rows
+    rng = np.random.default_rng(0)
+    for n in (10**8, 2**31 - 5, 2**31):
+        pairs = n * (n - 1) // 2
+        rows = np.concatenate([np.arange(n - 2000, n - 1), rng.integers(0, n - 1, 2000)]).astype(np.int64)
+        starts = rows * (2 * n - rows - 1) // 2
+        k = np.concatenate([starts, starts - 1, starts + 1, np.arange(pairs - 3000, pairs),
+                            rng.integers(0, pairs, 20000)])
+        k = k[(k >= 0) & (k < pairs)]
+        i, j = generators._pair_from_index(k, n)
+        assert ((0 <= i) & (i < j) & (j < n)).all()
+        assert (i * (2 * n - i - 1) // 2 + (j - i - 1) == k).all()
+
+
+@pytest.mark.parametrize("spec,words", [
+    ("er:10:inf", "AVGDEG must be a finite"),
+    ("grid:3x3:seed=1:seed=2", "option 'seed' is given more than once"),
+    ("grid:3x3:foo=1", "unknown option 'foo'"),
+    ("delaunay:1e5", "N must be a whole number"),
+    ("rmat:30", "too large"),
+])
+def test_cli_reports_bad_specs_in_one_line(capsys, tmp_path, spec, words):
+    from matchpart.cli import main
+    assert main(["generate", spec, "-o", str(tmp_path / "g.graph")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("matchpart: error: bad generator spec") and words in err
+    assert not (tmp_path / "g.graph").exists()
