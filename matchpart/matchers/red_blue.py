@@ -185,26 +185,21 @@ def red_blue_rounds(graph, be, *, seed, weighted, rating="weight", p=BLUE_PROBAB
             dead |= live_v & (has_live == 0)
             blue = xp.zeros(n, dtype=bool)
             blue[verts] = colour_blue(xp, verts, seed, rounds, p)
-            # blue proposes to one live red neighbour (select: heaviest, or random)
-            proposing = live_e & blue[src] & ~blue[dst]
-            if weighted:
-                key = rank | dst.astype(u64)
-            else:
-                # random 32 bits above the neighbour id: unique per proposer
-                key = (be.hash32(seed, PROPOSE_STREAM + rounds, entry).astype(u64) << u64(32)) | dst.astype(u64)
-            key = xp.where(proposing, key, u64(_NONE))
-            best = xp.full(n, _NONE, dtype=u64)
-            be.scatter_min(best, src, key)
-            proposal = proposing & (key == best[src])
-            # each red vertex answers one proposer (heaviest, or random)
-            if weighted:
-                key2 = rank | src.astype(u64)
-            else:
-                key2 = (be.hash32(seed, RESPOND_STREAM + rounds, entry).astype(u64) << u64(32)) | src.astype(u64)
-            key2 = xp.where(proposal, key2, u64(_NONE))
-            best2 = xp.full(n, _NONE, dtype=u64)
-            be.scatter_min(best2, dst, key2)
-            accepted = proposal & (key2 == best2[dst])
+            def select(candidate, chooser, other, stream):
+                """Per chooser, its one candidate entry: heaviest, or random (hash above the
+                other end's id, so the minimum is unique per chooser)."""
+                if weighted:
+                    key = rank | other.astype(u64)
+                else:
+                    key = (be.hash32(seed, stream + rounds, entry).astype(u64) << u64(32)) | other.astype(u64)
+                key = xp.where(candidate, key, u64(_NONE))
+                best = xp.full(n, _NONE, dtype=u64)
+                be.scatter_min(best, chooser, key)
+                return candidate & (key == best[chooser])
+
+            # blue proposes to one live red neighbour; each red vertex answers one proposer
+            proposal = select(live_e & blue[src] & ~blue[dst], src, dst, PROPOSE_STREAM)
+            accepted = select(proposal, dst, src, RESPOND_STREAM)
             # accepted entries are disjoint pairs: one proposal per blue, one answer per red
             mate_ext[xp.where(accepted, dst, n)] = src
             mate_ext[xp.where(accepted, src, n)] = dst
