@@ -272,7 +272,7 @@ def test_gpu_equals_cpu(method):
 
 
 @pytest.mark.gpu
-def test_gpu_accepts_cupyx_matrix():
+def test_gpu_accepts_cupyx_matrix(real_gpu):
     import cupyx.scipy.sparse as csp
     B, bad = chain(64)
     match = maximum_bipartite_matching(csp.csr_matrix(B), initial=bad)

@@ -260,3 +260,29 @@ def test_iterated_vcycles_never_worsen_the_cut():
     b = partition(g, 8, preset=again, device="cpu", seed=5)
     assert b.feasible and b.cut <= a.cut
     check_result(g, b, 8)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("preset", ["default", "strong"])
+def test_gpu_presets_give_complete_balanced_partitions(preset):
+    g = load_graph(shared_graph("4elt.graph"))
+    gpu = partition(g, 8, seed=2, device="gpu", preset=preset)
+    check_result(g, gpu, 8)
+    assert gpu.feasible
+    cpu = partition(g, 8, seed=2, device="cpu", preset=preset)
+    if get_preset(preset).fm_on_gpu or not get_preset(preset).fm_passes:
+        # the same refiners run on both devices: the same partition
+        assert np.array_equal(cpu.parts, gpu.parts)
+    else:
+        # the GPU skips the CPU-only k-way FM: a different, but not a much worse, cut
+        assert gpu.cut <= 1.3 * cpu.cut
+
+
+@pytest.mark.gpu
+def test_gpu_weighted_networkx_input_and_every_matcher():
+    G = nx.grid_2d_graph(30, 30)
+    for i, (u, v) in enumerate(G.edges):
+        G.edges[u, v]["weight"] = 1 + i % 5
+    for matcher in ("red_blue", "karp_sipser", "suitor", "heavy_edge"):
+        res = partition(G, 4, matcher=matcher, seed=1, device="gpu", preset="fast")
+        assert set(res.mapping) == set(G.nodes) and res.feasible

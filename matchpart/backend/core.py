@@ -42,10 +42,12 @@ class Backend:
     the algorithms share, so that no algorithm needs to know which device it runs on.
     """
 
-    def __init__(self, name, xp, sparse):
+    def __init__(self, name, xp, sparse, scatter=None):
         self.name = name
         self.xp = xp
         self.sparse = sparse
+        # the module with scatter_add/max/min (cupyx on the GPU); numpy's ufunc.at on the CPU
+        self._scatter = scatter
 
     def __repr__(self):
         return f"Backend({self.name!r})"
@@ -124,8 +126,7 @@ class Backend:
         if values.shape[0] == 0:
             return out
         if self.is_gpu:
-            import cupyx
-            cupyx.scatter_max(out, self.row_ids(indptr), values)
+            self.scatter_max(out, self.row_ids(indptr), values)
             return out
         nonempty = indptr[1:] > indptr[:-1]
         starts = indptr[:-1][nonempty]
@@ -151,11 +152,14 @@ class Backend:
         self.scatter_min(best, rows, cand)
         return xp.where(best == values.shape[0], -1, best)
 
+    # CUDA atomics (and so cupyx.scatter_*) have no signed 64-bit add, min or max. int64
+    # targets run on a uint64 view instead: two's-complement addition is the same bit
+    # operation as unsigned addition, and flipping the sign bit maps signed order onto
+    # unsigned order, so results are exact and equal to numpy's.
     def scatter_min(self, target, index, values):
         """``target[index[i]] = min(target[index[i]], values[i])`` in place (repeats allowed)."""
         if self.is_gpu:
-            import cupyx
-            cupyx.scatter_min(target, index, values)
+            self._scatter_ordered(self._scatter.scatter_min, target, index, values)
         else:
             np.minimum.at(target, index, values)
         return target
@@ -163,8 +167,7 @@ class Backend:
     def scatter_max(self, target, index, values):
         """``target[index[i]] = max(target[index[i]], values[i])`` in place (repeats allowed)."""
         if self.is_gpu:
-            import cupyx
-            cupyx.scatter_max(target, index, values)
+            self._scatter_ordered(self._scatter.scatter_max, target, index, values)
         else:
             np.maximum.at(target, index, values)
         return target
@@ -172,12 +175,32 @@ class Backend:
     def scatter_add(self, target, index, values):
         """``target[index[i]] += values[i]`` in place (repeats allowed)."""
         if self.is_gpu:
-            import cupyx
-            cupyx.scatter_add(target, index, values)
+            if target.dtype == self.xp.int64:
+                u64 = self.xp.uint64
+                self._scatter.scatter_add(target.view(u64), index, self._as_int64(values).view(u64))
+            else:
+                self._scatter.scatter_add(target, index, values)
         else:
             target += np.bincount(index, weights=values, minlength=target.shape[0]).astype(target.dtype, copy=False) \
                 if values.dtype.kind == "f" else _bincount_int(index, values, target.shape[0])
         return target
+
+    def _scatter_ordered(self, op, target, index, values):
+        xp = self.xp
+        if target.dtype != xp.int64:
+            op(target, index, values)
+            return
+        u64 = xp.uint64
+        sign = u64(1 << 63)
+        flipped = target.view(u64)
+        flipped ^= sign
+        op(flipped, index, self._as_int64(values).view(u64) ^ sign)
+        flipped ^= sign
+
+    def _as_int64(self, values):
+        """``values`` as a contiguous int64 device array (scalars broadcast by the caller's index)."""
+        xp = self.xp
+        return xp.ascontiguousarray(xp.asarray(values, dtype=xp.int64))
 
     def csr_matrix(self, data, indices, indptr, shape):
         """A CSR sparse matrix of this backend."""
@@ -210,8 +233,9 @@ def get(device="auto") -> Backend:
             raise DeviceError(f"device='gpu' was requested but no GPU is usable: {reason}")
         return _CPU
     if _GPU is None:
+        import cupyx
         import cupyx.scipy.sparse as csp
-        _GPU = Backend("gpu", cupy, csp)
+        _GPU = Backend("gpu", cupy, csp, scatter=cupyx)
     return _GPU
 
 

@@ -5,19 +5,8 @@ from ..graph import Graph
 
 
 def sum_by_index(be, index, values, size):
-    """out[i] = sum of values[index == i], exact for int64 on both backends.
-
-    CUDA has no signed 64-bit atomicAdd (cupyx.scatter_add documents int32/uint32/uint64/
-    float only), but two's-complement addition is the same bit operation as uint64
-    addition, so int64 sums run on a uint64 view.
-    """
-    xp = be.xp
-    out = xp.zeros(size, dtype=values.dtype)
-    if be.is_gpu and values.dtype == xp.int64:
-        import cupyx
-        u = out.view(xp.uint64)
-        cupyx.scatter_add(u, index, xp.ascontiguousarray(values).view(xp.uint64))
-        return u.view(xp.int64)
+    """out[i] = sum of values[index == i], exact for int64 on both backends."""
+    out = be.xp.zeros(size, dtype=values.dtype)
     return be.scatter_add(out, index, values)
 
 

@@ -1,0 +1,103 @@
+"""The CuPy stand-in enforces the CuPy rules it claims, and the backend's GPU primitives are exact on it."""
+import numba
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from matchpart import backend
+from cupy_standin import CupyRuleError, DeviceArray, cupy, standin_backend
+
+GPU = standin_backend()
+CPU = backend.get("cpu")
+
+
+def test_no_implicit_host_conversion():
+    a = cupy.arange(5)
+    with pytest.raises(TypeError):
+        np.asarray(a)
+    with pytest.raises(TypeError):
+        a + np.arange(5)  # a numpy array mixed into a device computation
+    with pytest.raises(TypeError):
+        cupy.concatenate([a, np.arange(3)])
+    assert np.array_equal(a.get(), np.arange(5)) and np.array_equal(cupy.asnumpy(a), np.arange(5))
+
+
+def test_numba_kernels_refuse_device_arrays():
+    @numba.njit
+    def total(x):
+        return x.sum()
+    with pytest.raises(Exception):
+        total(cupy.arange(5))
+
+
+def test_host_to_device_copies():
+    h = np.zeros(3)
+    d = cupy.asarray(h)
+    d[0] = 7
+    assert h[0] == 0
+
+
+def test_scalars_are_device_arrays_without_index():
+    a = cupy.arange(5)
+    s = a.sum()
+    assert isinstance(s, DeviceArray) and s.ndim == 0
+    assert int(s) == 10 and s.item() == 10
+    with pytest.raises(TypeError):
+        range(s)
+    with pytest.raises(TypeError):
+        hash(s)
+
+
+def test_names_and_keywords_are_cupys():
+    with pytest.raises(AttributeError):
+        cupy.nanargmax_of_nothing
+    with pytest.raises(AttributeError):
+        cupy.arange(3).tofile_of_nothing
+    with pytest.raises(TypeError, match="keyword"):
+        cupy.unique(cupy.arange(3), sorted=True)  # numpy 2 has it, cupy 14 does not
+    assert cupy.int64 is np.int64  # dtypes are numpy's, as in CuPy
+
+
+def test_sorts_are_stable_and_lexsort_takes_a_stacked_array():
+    keys = cupy.asarray(np.array([1, 0, 1, 0, 1] * 20))
+    assert np.array_equal(cupy.argsort(keys).get(), np.argsort(keys.get(), kind="stable"))
+    with pytest.raises(TypeError, match="kind"):
+        cupy.argsort(keys, kind="quicksort")
+    with pytest.raises(TypeError, match="stack"):
+        cupy.lexsort((keys, keys))
+    assert np.array_equal(cupy.lexsort(cupy.stack([keys, keys])).get(), np.lexsort([keys.get()] * 2))
+
+
+def test_scatter_refuses_what_cuda_atomics_lack():
+    from cupy_standin import _StandinCupyx
+    cupyx = _StandinCupyx()
+    for f in (cupyx.scatter_add, cupyx.scatter_max, cupyx.scatter_min):
+        with pytest.raises(TypeError, match="int64"):
+            f(cupy.zeros(3, dtype=np.int64), cupy.asarray([0, 1]), cupy.asarray([1, 2], dtype=np.int64))
+    t = cupy.zeros(3, dtype=np.int32)
+    cupyx.scatter_add(t, cupy.asarray([0, 0, 2]), cupy.asarray([1, 2, 5], dtype=np.int32))
+    assert t.get().tolist() == [3, 0, 5]
+
+
+def test_repeated_index_assignment_keeps_the_first_write():
+    a = cupy.zeros(3, dtype=np.int64)
+    a[cupy.asarray([1, 1])] = cupy.asarray([5, 6])
+    assert a.get().tolist() == [0, 5, 0]  # numpy would keep 6: code relying on it differs
+
+
+int64s = st.integers(-2**63, 2**63 - 1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(hnp.arrays(np.int64, st.integers(1, 8), elements=int64s),
+       st.data())
+def test_int64_scatters_on_the_gpu_path_equal_numpy(target, data):
+    m = data.draw(st.integers(0, 30))
+    index = np.asarray(data.draw(st.lists(st.integers(0, target.shape[0] - 1), min_size=m, max_size=m)), np.int64)
+    values = np.asarray(data.draw(st.lists(int64s, min_size=m, max_size=m)), np.int64)
+    for op in ("scatter_min", "scatter_max", "scatter_add"):
+        want = getattr(CPU, op)(target.copy(), index, values)
+        got = getattr(GPU, op)(GPU.to_device(target), GPU.to_device(index), GPU.to_device(values))
+        assert np.array_equal(GPU.to_host(got), want), op
