@@ -53,6 +53,21 @@ tofile tolist trace transpose var view""".split())
 HOST_INPUT_OK = frozenset({"asarray", "array", "asanyarray"})
 
 
+class SyncCounter:
+    """Counts the operations that make CuPy wait for the device: a value read on the host
+    (bool, int, float, item, get) or a result whose size depends on the data (boolean-mask
+    indexing, nonzero/flatnonzero, unique, repeat with array counts)."""
+
+    count = 0
+
+
+def _sync():
+    SyncCounter.count += 1
+
+
+SIZE_DEPENDS_ON_DATA = frozenset({"flatnonzero", "nonzero", "argwhere", "unique", "repeat", "compress", "extract"})
+
+
 class CupyRuleError(TypeError):
     """Code did something that fails (or is undefined) on CuPy."""
 
@@ -99,6 +114,7 @@ class DeviceArray:
 
     # -- the ways to and from the host ---------------------------------------------------
     def get(self, stream=None, order="C", out=None, blocking=True):
+        _sync()
         return np.array(self._a, order=order, copy=True)
 
     def __array__(self, dtype=None, copy=None):
@@ -132,7 +148,10 @@ class DeviceArray:
 
     # -- Python protocols ----------------------------------------------------------------
     def __getitem__(self, key):
-        return _wrap(self._a[_index(key)])
+        key = _index(key)
+        if any(isinstance(k, np.ndarray) and k.dtype == bool for k in (key if isinstance(key, tuple) else (key,))):
+            _sync()
+        return _wrap(self._a[key])
 
     def __setitem__(self, key, value):
         key = _index(key)
@@ -152,12 +171,15 @@ class DeviceArray:
         return (_wrap(x) for x in self._a)
 
     def __bool__(self):
+        _sync()
         return bool(self._a)
 
     def __int__(self):
+        _sync()
         return int(self._a)
 
     def __float__(self):
+        _sync()
         return float(self._a)
 
     def __repr__(self):
@@ -185,9 +207,11 @@ class DeviceArray:
         return DeviceArray(self._a.T)
 
     def item(self):
+        _sync()
         return self._a.item()
 
     def tolist(self):
+        _sync()
         return self._a.tolist()
 
     def astype(self, dtype, order="K", casting=None, subok=None, copy=True):
@@ -268,6 +292,8 @@ def _asarray(a, dtype=None, order=None, *, copy=None, blocking=False):
 
 
 def _asnumpy(a, stream=None, order="C", out=None, blocking=True):
+    if isinstance(a, DeviceArray):
+        _sync()
     return a.get() if isinstance(a, DeviceArray) else np.asarray(a)
 
 
@@ -281,6 +307,8 @@ def _function(name, func):
             if bad:
                 raise CupyRuleError(f"cupy.{name} has no keyword argument {bad[0]!r} (it takes {', '.join(params)})")
         where = f"cupy.{name}"
+        if name in SIZE_DEPENDS_ON_DATA:
+            _sync()
         args = _unwrap(args, where, host_ok)
         kwargs = {k: _unwrap(v, where, host_ok) for k, v in kwargs.items()}
         return _wrap(func(*args, **kwargs))
