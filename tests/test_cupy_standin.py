@@ -101,3 +101,35 @@ def test_int64_scatters_on_the_gpu_path_equal_numpy(target, data):
         want = getattr(CPU, op)(target.copy(), index, values)
         got = getattr(GPU, op)(GPU.to_device(target), GPU.to_device(index), GPU.to_device(values))
         assert np.array_equal(GPU.to_host(got), want), op
+
+
+def test_sync_counter_counts_host_reads_and_data_sized_results():
+    from cupy_standin import SyncCounter
+    a = cupy.arange(10)
+    SyncCounter.count = 0
+    a.sum().item()
+    a[a > 3]
+    cupy.flatnonzero(a)
+    a.get()
+    assert SyncCounter.count == 4
+
+
+def test_red_blue_checks_termination_once_a_batch_on_the_gpu():
+    # DESIGN: no host sync every round on the GPU; red-blue's rounds use masks and compact
+    # (the termination test) once per ROUNDS_PER_CHECK["gpu"] rounds
+    from cupy_standin import SyncCounter
+    from matchpart.graph import Graph
+    from matchpart.matchers import run_matcher
+    from matchpart.matchers.red_blue import ROUNDS_PER_CHECK
+    rng = np.random.default_rng(3)
+    n, m = 4000, 16000
+    g = Graph.from_edges(rng.integers(0, n, m), rng.integers(0, n, m), rng.integers(1, 5, m), n,
+                         drop_self_loops=True, merge_duplicates=True).to(GPU)
+    for name in ("red_blue", "red_blue_random"):
+        SyncCounter.count = 0
+        res = run_matcher(name, g, seed=2)
+        batches = -(-res.stats["rounds"] // ROUNDS_PER_CHECK["gpu"])
+        assert res.stats["rounds"] >= 8
+        # two per batch (the compactions), about eight for setup and result; one sync per
+        # round would add at least another eight
+        assert SyncCounter.count <= 2 * batches + 10, name
