@@ -9,6 +9,12 @@ request to one neighbour; a target that is not itself requesting (or that reques
 sender back) accepts the request with the smallest hash. Current degrees (free
 neighbours) and the sum of free neighbour ids are kept with scatter-add decrements, so a
 degree-one vertex finds its neighbour without scanning its row.
+
+A round costs O(work on the vertices it touches), not O(n): rounds are many (about 250
+on a 400k-vertex Delaunay mesh), so O(n) passes per round dominated the run time. Only
+the setup scans all vertices; afterwards the degree-one candidates come from the
+neighbours of the vertices just matched, the open vertices are a sorted list filtered in
+random rounds, and per-round sums go into buffers over the distinct touched vertices.
 """
 from __future__ import annotations
 
@@ -44,21 +50,27 @@ def karp_sipser(graph, *, rating="weight", seed=0, backend=None) -> Matching:
     n = graph.n
     indptr = graph.indptr
     indices = graph.indices.astype(xp.int64)
-    # free neighbours of each vertex (int32 and float64: the dtypes CuPy's scatter_add takes)
+    # free neighbours of each vertex
     deg = graph.degree.astype(xp.int32)
     # sum of free neighbours' ids, exact in float64 while n * max degree < 2**53
     idsum = be.segment_sum(indices.astype(xp.float64), indptr)
     mate = xp.full(n, -1, dtype=xp.int64)
+    # request scratch for _resolve_requests: -1 outside a call, reset only where it was set
+    asks = xp.full(n, -1, dtype=xp.int64)
     rounds = d1_rounds = rand_rounds = matched = 0
     fractions = []
+    # free vertices of degree one (unique; order does not matter: nothing below depends on it)
+    singles = xp.flatnonzero(deg == 1)
+    # free vertices with free neighbours, sorted, possibly stale: filtered when a random round needs them
+    open_ = xp.flatnonzero(deg > 0)
     while True:
-        free = mate < 0
-        singles = xp.flatnonzero(free & (deg == 1))
         if singles.shape[0]:
             requester, target = singles, idsum[singles].astype(xp.int64)
             d1_rounds += 1
         else:
-            open_ = xp.flatnonzero(free & (deg > 0))
+            # drop the vertices matched or left without free neighbours since the last random
+            # round; filtering keeps open_ sorted, so open_[:1] is still the smallest open id
+            open_ = open_[(mate[open_] < 0) & (deg[open_] > 0)]
             if open_.shape[0] == 0:
                 break
             rand_rounds += 1
@@ -68,35 +80,48 @@ def karp_sipser(graph, *, rating="weight", seed=0, backend=None) -> Matching:
                 requester = open_[:1]
             target = _random_free_neighbour(be, graph, indices, requester, mate, seed, rounds)
         rounds += 1
-        pu, pv = _resolve_requests(be, n, requester, target, seed, rounds)
+        pu, pv = _resolve_requests(be, asks, requester, target, seed, rounds)
         mate[pu] = pv
         mate[pv] = pu
-        newly = xp.zeros(n, dtype=bool)
-        newly[pu] = True
-        newly[pv] = True
-        newly = xp.flatnonzero(newly)
+        newly = xp.concatenate([pu, pv])
         matched += newly.shape[0]
         fractions.append(matched / n if n else 0.0)
-        _remove_vertices(be, indptr, indices, newly, deg, idsum)
+        touched = _remove_vertices(be, indptr, indices, newly, mate, deg, idsum)
+        # A free vertex has degree one now only if it had at the start of the round (then it
+        # is in singles and was not touched) or dropped to one in this round (then it is in
+        # touched and had degree >= 2 before): the two parts are disjoint, no dedup needed.
+        singles = singles[(mate[singles] < 0) & (deg[singles] == 1)]
+        singles = xp.concatenate([singles, touched[deg[touched] == 1]])
     return Matching.from_mate(graph, mate, stats={"rounds": rounds, "matched_fraction": fractions,
                                                   "degree_one_rounds": d1_rounds, "random_rounds": rand_rounds})
 
 
-def _resolve_requests(be, n, requester, target, seed, rnd):
+def _resolve_requests(be, asks, requester, target, seed, rnd):
     """Pairs (u, v) accepted among requests u -> v: disjoint, each target accepts at most one.
 
     A target that is itself requesting someone else declines (its own request is pending);
-    two vertices requesting each other accept each other.
+    two vertices requesting each other accept each other, and that pair is returned once
+    (as u < v), so every vertex occurs at most once in the result. ``requester`` holds
+    distinct vertices; ``asks`` is a length-n scratch of -1 that is left as it was found.
     """
     xp = be.xp
-    asks = xp.full(n, -1, dtype=xp.int64)
     asks[requester] = target
-    ok = (asks[target] < 0) | (asks[target] == requester)
+    theirs = asks[target]
+    asks[requester] = -1
+    mutual = theirs == requester
+    ok = (theirs < 0) | mutual
+    # of two vertices requesting each other, only the smaller one's request is kept: each
+    # declines everyone else, so both requests would be accepted and give the same pair twice
+    ok &= ~(mutual & (requester > target))
+    requester, target = requester[ok], target[ok]
     # key: 31 random bits above the requester id, so the minimum is unique per target
     h = (be.hash64(seed, 3 * rnd + _STREAM_ACCEPT, requester) >> xp.uint64(33)).astype(xp.int64)
     key = (h << 32) | requester
-    best = scatter_min_nonneg(be, n, target[ok], key[ok])
-    acc = ok & (best[target] == key)
+    # minimum per distinct target, in a buffer as long as the requests rather than n
+    targets, slot = xp.unique(target, return_inverse=True)
+    slot = slot.reshape(-1)
+    best = scatter_min_nonneg(be, targets.shape[0], slot, key)
+    acc = best[slot] == key
     return requester[acc], target[acc]
 
 
@@ -117,8 +142,12 @@ def _random_free_neighbour(be, graph, indices, requester, mate, seed, rnd):
     return scatter_max_nonneg(be, requester.shape[0], seg[hit], nb[hit])
 
 
-def _remove_vertices(be, indptr, indices, gone, deg, idsum):
-    """Update free degrees and free-neighbour id sums of the neighbours of newly matched vertices."""
+def _remove_vertices(be, indptr, indices, gone, mate, deg, idsum):
+    """Update free degrees and free-neighbour id sums of the free neighbours of newly matched vertices.
+
+    Returns those neighbours (sorted, distinct). Matched neighbours are skipped: their
+    degrees and sums are never read again.
+    """
     xp = be.xp
     start = indptr[gone]
     length = indptr[gone + 1] - start
@@ -126,5 +155,14 @@ def _remove_vertices(be, indptr, indices, gone, deg, idsum):
     seg = be.row_ids(offs)
     pos = start[seg] + (xp.arange(seg.shape[0], dtype=xp.int64) - offs[seg])
     nb = indices[pos]
-    be.scatter_add(deg, nb, xp.full(nb.shape[0], -1, dtype=xp.int32))
-    be.scatter_add(idsum, nb, -gone[seg].astype(xp.float64))
+    free = mate[nb] < 0
+    nb, lost_id = nb[free], gone[seg[free]].astype(xp.float64)
+    # sums per distinct neighbour in a buffer as long as the touched list (a scatter into a
+    # length-n array costs O(n) on the CPU), then one assignment with distinct indices;
+    # float64: exact for these integer sums, and a dtype CuPy's scatter_add takes
+    touched, slot, lost = xp.unique(nb, return_inverse=True, return_counts=True)
+    lost_sum = xp.zeros(touched.shape[0], dtype=xp.float64)
+    be.scatter_add(lost_sum, slot.reshape(-1), lost_id)
+    deg[touched] -= lost.astype(xp.int32)
+    idsum[touched] -= lost_sum
+    return touched
