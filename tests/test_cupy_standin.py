@@ -133,3 +133,21 @@ def test_red_blue_checks_termination_once_a_batch_on_the_gpu():
         # two per batch (the compactions), about eight for setup and result; one sync per
         # round would add at least another eight
         assert SyncCounter.count <= 2 * batches + 10, name
+
+
+def test_local_max_checks_termination_once_a_batch_on_the_gpu():
+    # a path with increasing weights matches one edge per round: 50 rounds, then the greedy tail
+    from cupy_standin import SyncCounter
+    from matchpart.graph import Graph
+    from matchpart.matchers import run_matcher
+    from matchpart.matchers.local_max import GREEDY_TAIL_AFTER, ROUNDS_PER_CHECK
+    n = 400
+    g = Graph.from_edges(np.arange(n - 1), np.arange(1, n), np.arange(1, n), n)
+    cpu = run_matcher("local_max", g, seed=1)
+    SyncCounter.count = 0
+    gpu = run_matcher("local_max", g.to(GPU), seed=1)
+    assert gpu.stats == cpu.stats and gpu.stats["rounds"] == GREEDY_TAIL_AFTER + 1
+    batches = -(-GREEDY_TAIL_AFTER // ROUNDS_PER_CHECK["gpu"])
+    # a compaction and at most one relabelling per batch, plus setup, tail and result; one
+    # sync per round would add another fifty
+    assert SyncCounter.count <= 2 * batches + 15

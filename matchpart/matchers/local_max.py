@@ -26,6 +26,11 @@ RELABEL_SHRINK = 4
 # 100k rounds and ~6 minutes for 200k vertices), while the paper reports <= ~10 rounds on
 # partitioning instances and we see 4-6 on rgg/delaunay, so 50 is never reached there.
 GREEDY_TAIL_AFTER = 50
+# Rounds run in batches between compactions of the alive edge list; the compaction's size
+# is the termination test, a host sync on the GPU, so there it happens once a batch. On
+# the CPU a sync is free and compacting every round saves work. The matching does not
+# depend on the batch size (same keys, same winners), only the work does.
+ROUNDS_PER_CHECK = {"cpu": 1, "gpu": 4}
 
 
 def undirected_edges(graph, be):
@@ -52,65 +57,85 @@ def local_max_rounds(n, eu, ev, rank, *, seed, be):
     (rank << 32) | hash32(seed, round, edge id); an edge whose key is the maximum at both
     endpoints is locally dominant and matched. Equal keys (a 32-bit hash collision) are
     resolved by the smaller edge id, so at most one edge per vertex is ever chosen.
-    Then every edge with a matched endpoint is dropped (compaction). Rounds work on local
-    vertex ids (``orig`` maps them back); the result does not depend on the relabelling.
+    Then every edge with a matched endpoint is dropped: masked out within a batch of
+    rounds, removed by a compaction after it. Rounds work on local vertex ids (``orig``
+    maps them back); the result depends neither on the relabelling nor on the batch size.
     """
     xp = be.xp
     m = eu.shape[0]
-    mate = xp.full(n, -1, dtype=xp.int64)
+    # slot n of mate (and of matched) is a trash slot: masked-out writes go there, so a
+    # round needs no boolean compaction (a host sync on the GPU)
+    mate_ext = xp.full(n + 1, -1, dtype=xp.int64)
     u64 = xp.uint64
     eid = xp.arange(m, dtype=u64)  # stable edge id for the hash, same for both directions
     shifted = rank.astype(u64) << u64(RANK_SHIFT)
-    matched_counts, edges_left = [], []
+    matched_counts, alive_counts = [], []  # per round, device scalars: read once at the end
     orig = None  # local vertex id -> graph vertex id (None: identity)
     nv = n
-    matched = xp.zeros(nv, dtype=bool)
+    batch = ROUNDS_PER_CHECK[be.name]
     rounds = 0
     tail = 0
     while eu.shape[0] > 0:
-        rounds += 1
         if eu.shape[0] * 2 * RELABEL_SHRINK < nv:
             ids = xp.unique(xp.concatenate([eu, ev]))
             eu, ev = xp.searchsorted(ids, eu), xp.searchsorted(ids, ev)
             orig = ids if orig is None else orig[ids]
             nv = ids.shape[0]
-            matched = xp.zeros(nv, dtype=bool)  # every endpoint of an alive edge is unmatched
-        key = shifted | be.hash32(seed, STREAM_BASE + rounds, eid).astype(u64)
-        if rounds > GREEDY_TAIL_AFTER:
+        if rounds >= GREEDY_TAIL_AFTER:
+            rounds += 1
+            key = shifted | be.hash32(seed, STREAM_BASE + rounds, eid).astype(u64)
             tail = eu.shape[0]
             wu, wv = _greedy_tail(eu, ev, key, eid, nv, be)
             gu, gv = (wu, wv) if orig is None else (orig[wu], orig[wv])
-            mate[gu] = gv
-            mate[gv] = gu
-            matched_counts.append(2 * wu.shape[0])
-            edges_left.append(0.0)
+            mate_ext[gu] = gv
+            mate_ext[gv] = gu
+            matched_counts.append(xp.asarray(2 * wu.shape[0]))
+            alive_counts.append(xp.asarray(0))
             break
-        best = xp.zeros(nv, dtype=u64)
+        matched = xp.zeros(nv + 1, dtype=bool)  # every endpoint of an alive edge is unmatched
+        alive = xp.ones(eu.shape[0], dtype=bool)
         ends = xp.concatenate([eu, ev])
-        be.scatter_max(best, ends, xp.concatenate([key, key]))
-        cand = xp.flatnonzero((key == best[eu]) & (key == best[ev]))
-        # resolve key collisions: per vertex, only the candidate with the smallest edge id
-        first = xp.full(nv, m, dtype=u64)
-        cu, cv, ce = eu[cand], ev[cand], eid[cand]
-        be.scatter_min(first, xp.concatenate([cu, cv]), xp.concatenate([ce, ce]))
-        win = (first[cu] == ce) & (first[cv] == ce)
-        wu, wv = cu[win], cv[win]
-        matched[wu] = True
-        matched[wv] = True
-        gu, gv = (wu, wv) if orig is None else (orig[wu], orig[wv])
-        mate[gu] = gv
-        mate[gv] = gu
-        alive = ~matched[eu] & ~matched[ev]
-        eu, ev, eid, shifted = eu[alive], ev[alive], eid[alive], shifted[alive]
-        matched_counts.append(2 * wu.shape[0])  # shape is known on the host: no extra sync
-        edges_left.append(eu.shape[0] / m)
-    total = 0
-    fractions = []
-    for c in matched_counts:
-        total += c
-        fractions.append(total / n if n else 0.0)
-    return mate, {"rounds": rounds, "matched_fraction": fractions, "edges_left": edges_left,
-                  "greedy_tail_edges": tail}
+        for i in range(min(batch, GREEDY_TAIL_AFTER - rounds)):
+            rounds += 1
+            key = shifted | be.hash32(seed, STREAM_BASE + rounds, eid).astype(u64)
+            if i:  # after the first round of a batch some edges are dead: mask them out
+                key = xp.where(alive, key, u64(0))
+            best = xp.zeros(nv, dtype=u64)
+            be.scatter_max(best, ends, xp.concatenate([key, key]))
+            cand = (key == best[eu]) & (key == best[ev])
+            if i:
+                cand &= alive
+            # resolve key collisions: per vertex, only the candidate with the smallest edge id
+            first = xp.full(nv, m, dtype=u64)
+            # the CPU's scatter costs per element and its compaction nothing: scatter the
+            # candidates only; the GPU scatters all edges (non-candidates send m), no sync
+            c = slice(None) if be.is_gpu else xp.flatnonzero(cand)
+            ce = xp.where(cand[c], eid[c], u64(m))
+            be.scatter_min(first, xp.concatenate([eu[c], ev[c]]), xp.concatenate([ce, ce]))
+            win = cand & (first[eu] == eid) & (first[ev] == eid)
+            wu, wv = xp.where(win, eu, nv), xp.where(win, ev, nv)
+            matched[wu] = True
+            matched[wv] = True
+            gu = xp.where(win, eu if orig is None else orig[eu], n)
+            gv = xp.where(win, ev if orig is None else orig[ev], n)
+            mate_ext[gu] = gv
+            mate_ext[gv] = gu
+            mate_ext[n] = -1
+            matched[nv] = False
+            alive &= ~matched[eu] & ~matched[ev]
+            matched_counts.append(2 * win.sum())
+            alive_counts.append(alive.sum())
+        # compaction: keep the alive edges (its size is the termination test)
+        keep = xp.flatnonzero(alive)
+        eu, ev, eid, shifted = eu[keep], ev[keep], eid[keep], shifted[keep]
+    counts = be.to_host(xp.stack(matched_counts)) if matched_counts else np.zeros(0, dtype=np.int64)
+    left = be.to_host(xp.stack(alive_counts)) if alive_counts else np.zeros(0, dtype=np.int64)
+    # rounds that started with alive edges; trailing no-op rounds of the last batch don't count
+    used = int(np.flatnonzero(counts > 0).max() + 1) if (counts > 0).any() else 0
+    fractions = (np.cumsum(counts[:used]) / n).tolist() if n else []
+    edges_left = (left[:used] / m).tolist() if m else []
+    return mate_ext[:n], {"rounds": used, "matched_fraction": fractions, "edges_left": edges_left,
+                          "greedy_tail_edges": tail}
 
 
 def _greedy_tail(eu, ev, key, eid, nv, be):
