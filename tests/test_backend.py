@@ -143,3 +143,13 @@ def test_gpu_segment_ops_match_cpu(data):
     assert np.array_equal(gpu.to_host(gpu.segment_sum(d_vals, d_ptr)), be.segment_sum(vals, indptr))
     assert np.array_equal(gpu.to_host(gpu.segment_max(d_vals, d_ptr, -999)), be.segment_max(vals, indptr, -999))
     assert np.array_equal(gpu.to_host(gpu.segment_argmax(d_vals, d_ptr)), be.segment_argmax(vals, indptr))
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 50), st.integers(0, 6)), max_size=12))
+def test_ranges_lists_every_position_with_its_range(spans):
+    start = np.array([s for s, _ in spans], dtype=np.int64)
+    length = np.array([n for _, n in spans], dtype=np.int64)
+    pos, seg = be.ranges(start, length)
+    want = [(s + j, i) for i, (s, n) in enumerate(spans) for j in range(n)]
+    assert list(zip(pos.tolist(), seg.tolist())) == want

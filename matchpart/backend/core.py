@@ -103,6 +103,15 @@ class Backend:
         n = indptr.shape[0] - 1
         return xp.repeat(xp.arange(n, dtype=xp.int64), xp.diff(indptr))
 
+    def ranges(self, start, length):
+        """Every position of the ranges ``start[i] .. start[i] + length[i] - 1``, concatenated,
+        and for each position the range ``i`` it belongs to (both int64); e.g. the CSR
+        entries of a subset of rows, with ``start = indptr[rows]``."""
+        xp = self.xp
+        offs = self.exclusive_cumsum(length)
+        seg = self.row_ids(offs)
+        return start[seg] + (xp.arange(seg.shape[0], dtype=xp.int64) - offs[seg]), seg
+
     def exclusive_cumsum(self, counts):
         """[0, c0, c0+c1, ...] of length len(counts)+1, int64."""
         xp = self.xp

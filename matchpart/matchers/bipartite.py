@@ -186,22 +186,10 @@ def _is_cupy_sparse(B):
 # ---- shared whole-array helpers -----------------------------------------------------
 
 def _expand(be, ptr, verts):
-    """The CSR entries of ``verts``: (entry positions, owning vertex per entry).
-
-    CuPy's ``repeat`` does not take an array of counts, so the GPU finds each entry's
-    owner with a searchsorted over the count offsets instead (numpy's repeat is faster).
-    """
-    xp = be.xp
+    """The CSR entries of ``verts``: (entry positions, owning vertex per entry)."""
     start = ptr[verts]
-    counts = ptr[verts + 1] - start
-    offsets = be.exclusive_cumsum(counts)
-    total = int(offsets[-1])
-    slot = xp.arange(total, dtype=xp.int64)
-    if be.is_gpu:
-        which = xp.searchsorted(offsets[1:], slot, side="right")
-    else:
-        which = np.repeat(np.arange(verts.shape[0]), counts)
-    return start[which] + (slot - offsets[which]), verts[which]
+    pos, which = be.ranges(start, ptr[verts + 1] - start)
+    return pos, verts[which]
 
 
 def _claim_lowest(be, claim, targets, claimants):

@@ -129,10 +129,7 @@ def _random_free_neighbour(be, graph, indices, requester, mate, seed, rnd):
     """For each requester, a uniformly random free neighbour (smallest hash of the stored entry)."""
     xp = be.xp
     start = graph.indptr[requester]
-    length = graph.indptr[requester + 1] - start
-    offs = be.exclusive_cumsum(length)
-    seg = be.row_ids(offs)
-    pos = start[seg] + (xp.arange(seg.shape[0], dtype=xp.int64) - offs[seg])
+    pos, seg = be.ranges(start, graph.indptr[requester + 1] - start)
     nb = indices[pos]
     h = (be.hash64(seed, 3 * rnd + _STREAM_NEIGHBOUR, pos) >> xp.uint64(1)).astype(xp.int64)
     free = mate[nb] < 0
@@ -150,10 +147,7 @@ def _remove_vertices(be, indptr, indices, gone, mate, deg, idsum):
     """
     xp = be.xp
     start = indptr[gone]
-    length = indptr[gone + 1] - start
-    offs = be.exclusive_cumsum(length)
-    seg = be.row_ids(offs)
-    pos = start[seg] + (xp.arange(seg.shape[0], dtype=xp.int64) - offs[seg])
+    pos, seg = be.ranges(start, indptr[gone + 1] - start)
     nb = indices[pos]
     free = mate[nb] < 0
     nb, lost_id = nb[free], gone[seg[free]].astype(xp.float64)

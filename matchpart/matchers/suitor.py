@@ -52,9 +52,7 @@ def scan_windows(be, start, end, window, usable):
     """
     xp = be.xp
     length = xp.minimum(window, end - start)
-    offs = be.exclusive_cumsum(length)
-    seg = be.row_ids(offs)
-    pos = start[seg] + (xp.arange(seg.shape[0], dtype=xp.int64) - offs[seg])
+    pos, seg = be.ranges(start, length)
     return pos, seg, usable(pos), length
 
 
