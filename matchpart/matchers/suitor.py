@@ -9,6 +9,13 @@ moves forward: an entry skipped once can never become usable again (Suitor: a ve
 suitor only gets heavier; LD: a matched neighbour stays matched). A round lets every
 searching vertex inspect a window of entries from its pointer at once (a ragged gather),
 so the Python loop is over rounds, never over vertices or edges.
+
+On the GPU, rounds run in batches: the state lives in length-n arrays and masks, each
+round works on a list of every vertex that may search during the batch, and masked-out
+work goes to a trash slot (index n), so only the list's rebuild between batches (the
+termination test) waits for the device. On the CPU a batch is one round, where the list
+is exactly the searching vertices. The batch size changes neither the matching nor the
+per-round stats.
 """
 from __future__ import annotations
 
@@ -27,6 +34,9 @@ WINDOW_GROWTH = 2
 
 _PAPER = "Naim, GPU matching (seed 004)"
 NO_VALUE = np.uint64(0xFFFFFFFFFFFFFFFF)  # empty slot of a uint64 scatter-min buffer
+# Rounds between rebuilds of the searcher list: a rebuild is a host sync on the GPU and
+# costs nothing on the CPU, where a one-round batch keeps each round's work to the searchers.
+ROUNDS_PER_CHECK = {"cpu": 1, "gpu": 4}
 
 
 def sorted_adjacency(graph, rank):
@@ -56,10 +66,51 @@ def scan_windows(be, start, end, window, usable):
     return pos, seg, usable(pos), length
 
 
-def first_usable(be, start, end, window, usable):
-    """First usable position per searcher within its window (-1 if none), and the entries inspected."""
-    pos, seg, ok, length = scan_windows(be, start, end, window, usable)
-    return scatter_min_nonneg(be, start.shape[0], seg[ok], pos[ok]), length
+def window_entries(be, rows, ptr, end, window, rounds):
+    """The sorted-adjacency entries that ``rows`` can inspect in the next ``rounds`` rounds.
+
+    A window only grows by WINDOW_GROWTH and the pointer moves at most one window per
+    round, so ``rounds`` windows from ``ptr`` bound the reach. Returns (pos, seg) as
+    ``Backend.ranges``: flat positions and the index into ``rows`` each belongs to.
+    """
+    xp = be.xp
+    reach = window[rows] * ((WINDOW_GROWTH ** rounds - 1) // (WINDOW_GROWTH - 1))
+    start = ptr[rows]
+    return be.ranges(start, xp.minimum(reach, end[rows] - start))
+
+
+def window_step(be, rows, searching, pos, seg, usable, ptr, end, window, *, whole_buffer):
+    """One round of the windowed scan for the ``searching`` members of ``rows``.
+
+    ``pos``/``seg`` come from ``window_entries`` for ``rows``, ``usable`` flags the entries
+    that can be taken now; ``whole_buffer`` says the entries are exactly this round's
+    windows (a one-round batch of searchers only), else entries outside the current
+    windows and of non-searchers are masked out. Returns each row's
+    first usable position (-1 if none); ``ptr`` moves there, or past an unusable window,
+    whose size then grows.
+    """
+    xp = be.xp
+    p, w, e = ptr[rows], window[rows], end[rows]
+    ok = usable
+    if not whole_buffer:
+        lo = p[seg]
+        ok &= searching[seg] & (pos >= lo) & (pos < xp.minimum(lo + w[seg], e[seg]))
+    first = first_marked(be, rows.shape[0], seg, pos, ok)
+    found = first >= 0
+    ptr[rows] = xp.where(found, first, xp.where(searching, xp.minimum(p + w, e), p))
+    window[rows] = xp.where(searching & ~found, w * WINDOW_GROWTH, w)
+    return first
+
+
+def first_marked(be, size, seg, pos, ok):
+    """Per slot 0..size-1, the smallest non-negative ``pos`` of an entry with ``ok`` set; -1 if none."""
+    xp = be.xp
+    if be.is_gpu:  # scatter every entry, unmarked ones as the empty value: no data-sized compaction
+        buf = xp.full(size, NO_VALUE, dtype=xp.uint64)
+        be.scatter_min(buf, seg, xp.where(ok, pos.astype(xp.uint64), NO_VALUE))
+        return xp.where(buf == NO_VALUE, -1, buf.astype(xp.int64))
+    keep = xp.flatnonzero(ok)
+    return scatter_min_nonneg(be, size, seg[keep], pos[keep])
 
 
 # CuPy's scatter_min/max/add accept (u)int32, uint64 and floats but not int64, so the
@@ -109,43 +160,72 @@ def suitor(graph, *, rating="weight", seed=0, backend=None) -> Matching:
     rank = edge_priority(graph, rating)
     nbr, srank, _ = sorted_adjacency(graph, rank)
     none = xp.iinfo(xp.int64).max
-    best = xp.full(n, none, dtype=xp.int64)      # rank of v's current suitor's edge
-    suitor_of = xp.full(n, -1, dtype=xp.int64)   # v's current suitor
-    ptr = graph.indptr[:-1].astype(xp.int64)     # copy: next entry each vertex considers
+    # length n + 1: slot n is the trash slot that masked-out writes go to
+    best = xp.full(n + 1, none, dtype=xp.int64)       # rank of v's current suitor's edge
+    suitor_of = xp.full(n + 1, -1, dtype=xp.int64)    # v's current suitor
+    proposal = xp.full(n + 1, NO_VALUE, dtype=xp.uint64)  # scatter-min buffer: per-target best proposal
+    # searching: nobody's suitor and entries left (only suitors get displaced, only searchers propose)
+    searching = xp.zeros(n + 1, dtype=bool)
+    searching[:n] = graph.degree > 0
+    ptr = graph.indptr[:-1].astype(xp.int64)          # copy: next entry each vertex considers
     end = graph.indptr[1:]
     window = xp.full(n, INITIAL_WINDOW, dtype=xp.int64)
-    proposal = xp.full(n, NO_VALUE, dtype=xp.uint64)  # scatter-min buffer: per-target best proposal
     ids = xp.arange(n, dtype=xp.int64)
-    active = xp.flatnonzero(graph.degree > 0)    # vertices that are nobody's suitor and may still find one
-    rounds, fractions = 0, []
-    while active.shape[0]:
-        rounds += 1
-        u = active
-        # usable: the edge is heavier (lower rank) than the target's current suitor edge
-        first, length = first_usable(be, ptr[u], end[u], window[u], lambda pos: srank[pos] < best[nbr[pos]])
-        found = first >= 0
-        ptr[u] = xp.where(found, first, ptr[u] + length)
-        window[u] = xp.where(found, window[u], window[u] * WINDOW_GROWTH)
-        proposer, entry = u[found], first[found]
-        target, r = nbr[entry], srank[entry]
-        # ranks are unique per edge, so exactly one proposer per target wins
-        r64 = r.astype(xp.uint64)
-        be.scatter_min(proposal, target, r64)
-        win = proposal[target] == r64
-        proposal[target] = NO_VALUE
-        wv = target[win]
-        displaced = suitor_of[wv]
-        displaced = displaced[displaced >= 0]
-        suitor_of[wv] = proposer[win]
-        best[wv] = r[win]
-        # losers keep their pointer on the lost entry; it fails the test next round and is skipped
-        searching = u[~found & (ptr[u] < end[u])]
-        active = xp.concatenate([searching, proposer[~win], displaced])
-        mutual = (suitor_of >= 0) & (suitor_of[xp.maximum(suitor_of, 0)] == ids)
-        fractions.append(float(mutual.sum().item()) / n if n else 0.0)
-    mate = xp.where(suitor_of >= 0, suitor_of, -1)
+    batch = ROUNDS_PER_CHECK[be.name]
+    active_counts, matched_counts = [], []            # per round, device scalars: read once at the end
+    while True:
+        rows = xp.flatnonzero(searching[:n])
+        if rows.shape[0] == 0:
+            break
+        if batch > 1:  # current suitors may be displaced and search within the batch
+            is_suitor = xp.zeros(n + 1, dtype=bool)
+            is_suitor[suitor_of[:n]] = True           # -1 marks slot n, ignored below
+            rows = xp.flatnonzero(searching[:n] | is_suitor[:n])
+        pos, seg = window_entries(be, rows, ptr, end, window, batch)
+        nbr_at, srank_at = nbr[pos], srank[pos]
+        for _ in range(batch):
+            act = searching[rows]
+            # usable: the edge is heavier (lower rank) than the target's current suitor edge
+            first = window_step(be, rows, act, pos, seg, srank_at < best[nbr_at], ptr, end, window,
+                                whole_buffer=batch == 1)
+            found = first >= 0
+            at = xp.maximum(first, 0)
+            target = xp.where(found, nbr[at], n)
+            r = xp.where(found, srank[at], none)
+            # ranks are unique per edge, so exactly one proposer per target wins
+            r64 = xp.where(found, r.astype(xp.uint64), NO_VALUE)
+            be.scatter_min(proposal, target, r64)
+            win = found & (proposal[target] == r64)
+            proposal[target] = NO_VALUE
+            won = xp.where(win, target, n)
+            displaced = suitor_of[won]
+            suitor_of[won] = rows
+            best[won] = r
+            suitor_of[n], best[n] = -1, none
+            # losers keep their pointer on the lost entry; it fails the test next round and is skipped
+            searching[rows] = (act & ~found & (ptr[rows] < end[rows])) | (found & ~win)
+            searching[xp.where(displaced >= 0, displaced, n)] = True
+            searching[n] = False
+            mine = suitor_of[:n]
+            active_counts.append(act.sum())
+            matched_counts.append(((mine >= 0) & (suitor_of[xp.maximum(mine, 0)] == ids)).sum())
+    rounds, fractions = _round_stats(be, active_counts, matched_counts, n)
+    mate = suitor_of[:n]
     mate = xp.where((mate >= 0) & (suitor_of[xp.maximum(mate, 0)] == ids), mate, -1)
     return Matching.from_mate(graph, mate, stats={"rounds": rounds, "matched_fraction": fractions})
+
+
+def _round_stats(be, active_counts, matched_counts, n):
+    """(rounds, matched fraction after each) from per-round device scalars, read in one transfer.
+
+    A round counts when some vertex was active in it; the last batch may end with idle rounds.
+    """
+    if not active_counts:
+        return 0, []
+    xp = be.xp
+    counts = be.to_host(xp.stack([xp.stack(active_counts), xp.stack(matched_counts)]))
+    rounds = int(np.count_nonzero(counts[0]))
+    return rounds, (counts[1, :rounds] / n).tolist()
 
 
 @register("locally_dominant", description="Locally dominant: every vertex points at its heaviest free "
@@ -161,31 +241,40 @@ def locally_dominant(graph, *, rating="weight", seed=0, backend=None) -> Matchin
     n = graph.n
     rank = edge_priority(graph, rating)
     nbr, _, _ = sorted_adjacency(graph, rank)
-    mate = xp.full(n, -1, dtype=xp.int64)
-    cand = xp.full(n, -1, dtype=xp.int64)        # heaviest free neighbour known so far (-1: unknown)
+    mate = xp.full(n + 1, -1, dtype=xp.int64)         # slot n: trash slot for masked-out writes
+    cand = xp.full(n, -1, dtype=xp.int64)             # heaviest free neighbour known so far (-1: unknown)
     ptr = graph.indptr[:-1].astype(xp.int64)
     end = graph.indptr[1:]
     window = xp.full(n, INITIAL_WINDOW, dtype=xp.int64)
-    alive = xp.flatnonzero(graph.degree > 0)     # free vertices that may still be matched
-    affected = alive                             # free vertices whose candidate is unknown or taken
-    rounds, fractions, matched = 0, [], 0
-    while alive.shape[0]:
-        rounds += 1
-        if affected.shape[0]:
-            a = affected
-            first, length = first_usable(be, ptr[a], end[a], window[a], lambda pos: mate[nbr[pos]] < 0)
-            found = first >= 0
-            ptr[a] = xp.where(found, first, ptr[a] + length)
-            window[a] = xp.where(found, window[a], window[a] * WINDOW_GROWTH)
-            cand[a] = xp.where(found, nbr[xp.maximum(first, 0)], -1)
-        c = cand[alive]
-        mutual = (c >= 0) & (cand[xp.maximum(c, 0)] == alive)
-        mate[alive[mutual]] = c[mutual]
-        matched += int(mutual.sum().item())
-        fractions.append(matched / n if n else 0.0)
-        rest = alive[~mutual]
-        rest = rest[ptr[rest] < end[rest]]       # exhausted rows can never be matched
-        alive = rest
-        c = cand[rest]
-        affected = rest[(c < 0) | (mate[xp.maximum(c, 0)] >= 0)]
-    return Matching.from_mate(graph, mate, stats={"rounds": rounds, "matched_fraction": fractions})
+    alive = graph.degree > 0                          # free vertices that may still be matched
+    affected = alive.copy()                           # free vertices whose candidate is unknown or taken
+    batch = ROUNDS_PER_CHECK[be.name]
+    alive_counts, matched_counts = [], []
+    matched = xp.zeros((), dtype=xp.int64)            # device scalar: vertices matched so far
+    while True:
+        rows = xp.flatnonzero(alive)                  # alive only shrinks: they are all a batch needs
+        if rows.shape[0] == 0:
+            break
+        # a one-round batch scans the affected vertices only; longer ones mask them among the alive
+        scan = xp.flatnonzero(affected) if batch == 1 else rows
+        pos, seg = window_entries(be, scan, ptr, end, window, batch)
+        nbr_at = nbr[pos]
+        for _ in range(batch):
+            aff = affected[scan]
+            first = window_step(be, scan, aff, pos, seg, mate[nbr_at] < 0, ptr, end, window,
+                                whole_buffer=batch == 1)
+            cand[scan] = xp.where(first >= 0, nbr[xp.maximum(first, 0)], xp.where(aff, -1, cand[scan]))
+            al = alive[rows]
+            c = cand[rows]
+            mutual = al & (c >= 0) & (cand[xp.maximum(c, 0)] == rows)
+            mate[xp.where(mutual, rows, n)] = c
+            mate[n] = -1
+            rest = al & ~mutual & (ptr[rows] < end[rows])  # exhausted rows can never be matched
+            alive[rows] = rest
+            c = cand[rows]
+            affected[rows] = rest & ((c < 0) | (mate[xp.maximum(c, 0)] >= 0))
+            matched = matched + mutual.sum()
+            alive_counts.append(al.sum())
+            matched_counts.append(matched)
+    rounds, fractions = _round_stats(be, alive_counts, matched_counts, n)
+    return Matching.from_mate(graph, mate[:n], stats={"rounds": rounds, "matched_fraction": fractions})
