@@ -151,3 +151,47 @@ def test_local_max_checks_termination_once_a_batch_on_the_gpu():
     # a compaction and at most one relabelling per batch, plus setup, tail and result; one
     # sync per round would add another fifty
     assert SyncCounter.count <= 2 * batches + 15
+
+
+@pytest.mark.parametrize("name", ["suitor", "locally_dominant"])
+def test_suitor_and_ld_check_termination_once_a_batch_on_the_gpu(name):
+    # hubs (30 vertices with ~100 extra edges each): windows must grow to cross long runs
+    # of taken entries, where the batch's precomputed window reach matters; and a path
+    # with increasing weights, which matches about two vertices per round (20 rounds)
+    from cupy_standin import SyncCounter
+    from matchpart.graph import Graph
+    from matchpart.matchers import run_matcher
+    from matchpart.matchers.suitor import ROUNDS_PER_CHECK
+    rng = np.random.default_rng(5)
+    n, m, p = 3000, 9000, 40
+    u = np.concatenate([rng.integers(0, n, m), rng.integers(0, 30, 3000), np.arange(n, n + p - 1)])
+    v = np.concatenate([rng.integers(0, n, m + 3000), np.arange(n + 1, n + p)])
+    w = np.concatenate([rng.integers(1, 20, m + 3000), np.arange(1, p)])
+    g = Graph.from_edges(u, v, w, n + p, drop_self_loops=True, merge_duplicates=True)
+    cpu = run_matcher(name, g)
+    SyncCounter.count = 0
+    gpu = run_matcher(name, g.to(GPU))
+    assert np.array_equal(GPU.to_host(gpu.mate), cpu.mate) and gpu.stats == cpu.stats
+    assert gpu.stats["rounds"] >= 16
+    batches = -(-gpu.stats["rounds"] // ROUNDS_PER_CHECK["gpu"]) + 1  # the last one finds no searcher
+    # per batch: the termination test, the list of vertices that may search, the size of
+    # their window entries (LD needs only the last two); setup and result. One sync per
+    # round would add another sixteen or more.
+    assert SyncCounter.count <= 3 * batches + 10
+
+
+def test_karp_sipser_syncs_once_a_batch_on_the_gpu():
+    from cupy_standin import SyncCounter
+    from matchpart import load_graph
+    from matchpart.matchers import run_matcher
+    from matchpart.matchers.karp_sipser import ROUNDS_PER_CHECK
+    g = load_graph("delaunay:3000")
+    cpu = run_matcher("karp_sipser", g, seed=4)
+    SyncCounter.count = 0
+    gpu = run_matcher("karp_sipser", g.to(GPU), seed=4)
+    assert np.array_equal(GPU.to_host(gpu.mate), cpu.mate) and gpu.stats == cpu.stats
+    assert gpu.stats["rounds"] >= 40
+    batches = -(-gpu.stats["rounds"] // ROUNDS_PER_CHECK["gpu"]) + 1
+    # three per batch (open vertices, their entries, the entries to free neighbours), setup
+    # and result; the CPU's incremental rounds sync about ten times a round
+    assert SyncCounter.count <= 3 * batches + 10

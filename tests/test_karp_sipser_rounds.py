@@ -105,6 +105,20 @@ def test_same_matching_and_stats_as_full_rounds(name, seed):
     assert M.stats == stats
 
 
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+@pytest.mark.parametrize("batch", [2, 8])
+def test_batched_masked_rounds_same_as_full_rounds(name, batch, monkeypatch):
+    # the GPU's formulation (fixed-shape masked rounds, a sync per batch) run on numpy, with
+    # batches that end before, at and after the last round
+    monkeypatch.setitem(ks_module.ROUNDS_PER_CHECK, "cpu", batch)
+    g = GRAPHS[name]()
+    for seed in (0, 1):
+        M = karp_sipser(g, seed=seed)
+        mate, stats = reference_karp_sipser(g, seed)
+        assert np.array_equal(M.mate, mate)
+        assert M.stats == stats
+
+
 def test_same_matching_as_full_rounds_on_a_shared_mesh():
     g = load_graph(shared_graph("4elt.graph"))
     M = karp_sipser(g, seed=3)

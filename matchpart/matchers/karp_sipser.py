@@ -15,18 +15,29 @@ on a 400k-vertex Delaunay mesh), so O(n) passes per round dominated the run time
 the setup scans all vertices; afterwards the degree-one candidates come from the
 neighbours of the vertices just matched, the open vertices are a sorted list filtered in
 random rounds, and per-round sums go into buffers over the distinct touched vertices.
+Those lists have data-dependent sizes, each a host sync on a GPU, so the GPU runs the
+same rounds as fixed-shape masked arrays over the open vertices and syncs once per batch
+of rounds (``_batched_rounds``); both formulations give the same matching and stats.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .base import Matching
 from .registry import register
-from .suitor import scatter_max_nonneg, scatter_min_nonneg
+from .suitor import NO_VALUE, scatter_max_nonneg, scatter_min_nonneg
 
 # Fraction of the free vertices that send a random request in a round without degree-one
 # vertices. The paper's quality drops as more random matches are made per round (its
 # Table 6); one in twenty keeps most matches decided by the exact degree-one rule (4elt:
 # 96% of maximum vs 95% at a quarter) with about 150 rounds on 2^15-vertex meshes.
 RANDOM_REQUEST_FRACTION = 0.05
+
+# Rounds between host syncs. The CPU compacts every round (a sync is free there, and its
+# lists keep a round at O(touched)); the GPU runs masked fixed-shape rounds in batches
+# (``_batched_rounds``), whose size is a guess until measured on a GPU: rounds are many
+# (hundreds on large meshes) and each batch starts with three syncs.
+ROUNDS_PER_CHECK = {"cpu": 1, "gpu": 8}
 
 # hash streams (stream = 3 * round + kind), so that each use of the seed draws independent numbers
 _STREAM_ACCEPT = 0
@@ -46,6 +57,15 @@ def karp_sipser(graph, *, rating="weight", seed=0, backend=None) -> Matching:
     be = backend or graph.backend
     if be is not graph.backend:
         graph = graph.to(be)
+    batch = ROUNDS_PER_CHECK[be.name]
+    rounds_fn = _incremental_rounds if batch == 1 else _batched_rounds
+    mate, stats = rounds_fn(be, graph, seed, batch)
+    return Matching.from_mate(graph, mate, stats=stats)
+
+
+def _incremental_rounds(be, graph, seed, batch):
+    """The rounds on lists of the vertices each one touches: O(touched) work, but several
+    data-sized compactions (host syncs on a GPU) per round. (mate, stats)"""
     xp = be.xp
     n = graph.n
     indptr = graph.indptr
@@ -92,8 +112,115 @@ def karp_sipser(graph, *, rating="weight", seed=0, backend=None) -> Matching:
         # touched and had degree >= 2 before): the two parts are disjoint, no dedup needed.
         singles = singles[(mate[singles] < 0) & (deg[singles] == 1)]
         singles = xp.concatenate([singles, touched[deg[touched] == 1]])
-    return Matching.from_mate(graph, mate, stats={"rounds": rounds, "matched_fraction": fractions,
-                                                  "degree_one_rounds": d1_rounds, "random_rounds": rand_rounds})
+    return mate, {"rounds": rounds, "matched_fraction": fractions,
+                  "degree_one_rounds": d1_rounds, "random_rounds": rand_rounds}
+
+
+def _batched_rounds(be, graph, seed, batch):
+    """The same rounds as ``_incremental_rounds`` (same streams, same matching and stats) on
+    fixed-shape masked arrays, with a host sync only between batches of ``batch`` rounds.
+
+    A batch works on the open vertices at its start (free, with free neighbours: every
+    vertex that can request, be asked or lose a neighbour during the batch is one) and on
+    their entries towards free neighbours. Both branches of a round (degree-one requests
+    and random requests) are computed and one is selected on the device; masked-out writes
+    go to a trash slot n. A round costs O(open vertices + their entries) instead of
+    O(touched), which a GPU does in the time of a few kernel launches. (mate, stats)
+    """
+    xp = be.xp
+    n = graph.n
+    indptr = graph.indptr
+    indices = graph.indices.astype(xp.int64)
+    u64 = xp.uint64
+    deg = graph.degree.astype(xp.int32)
+    idsum = be.segment_sum(indices.astype(xp.float64), indptr)
+    mate = xp.full(n + 1, -1, dtype=xp.int64)      # slot n: the trash slot of masked writes
+    asks = xp.full(n + 1, -1, dtype=xp.int64)      # the request scratch, -1 between rounds
+    offer = xp.full(n + 1, NO_VALUE, dtype=u64)    # per-target best request key, empty between rounds
+    newly = xp.zeros(n + 1, dtype=bool)            # matched in this round, cleared after it
+    matched = xp.zeros((), dtype=xp.int64)
+    rounds = 0  # rounds run, counting the idle ones that end the last batch: they change nothing
+    per_round = []  # device scalars: (degree-one round, any open vertex, matched so far)
+    while True:
+        open_ = xp.flatnonzero((mate[:n] < 0) & (deg > 0))
+        if open_.shape[0] == 0:
+            break
+        f = open_.shape[0]
+        pos, seg = be.ranges(indptr[open_], indptr[open_ + 1] - indptr[open_])
+        free_entry = xp.flatnonzero(mate[indices[pos]] < 0)
+        pos, seg = pos[free_entry], seg[free_entry]
+        nb = indices[pos]
+        local = xp.arange(f, dtype=xp.int64)
+        for _ in range(batch):
+            free = mate[open_] < 0
+            d = deg[open_]
+            single, can_ask = free & (d == 1), free & (d > 0)
+            any_single, any_open = single.any(), can_ask.any()
+            pick = can_ask & (be.uniform(seed, 3 * rounds + _STREAM_REQUESTER, open_) < RANDOM_REQUEST_FRACTION)
+            # tiny graphs: when nobody picks, the smallest open vertex asks (open_ is sorted)
+            smallest = xp.min(xp.where(can_ask, local, f))
+            pick |= ~pick.any() & (local == smallest)
+            random_target = _random_free_neighbour_masked(be, f, pos, seg, nb, pick, mate, seed, rounds)
+            requester = xp.where(any_single, single, pick)
+            target = xp.where(any_single, idsum[open_].astype(xp.int64), random_target)
+            rounds += 1
+            # requests, as in _resolve_requests, with every vertex of open_ in place
+            asks_at = xp.where(requester, open_, n)
+            target = xp.where(requester, target, n)
+            asks[asks_at] = target
+            theirs = asks[target]
+            asks[asks_at] = -1
+            mutual = theirs == open_
+            ok = requester & ((theirs < 0) | mutual) & ~(mutual & (open_ > target))
+            h = (be.hash64(seed, 3 * rounds + _STREAM_ACCEPT, open_) >> u64(33)).astype(xp.int64)
+            key = xp.where(ok, ((h << 32) | open_).astype(u64), NO_VALUE)
+            at = xp.where(ok, target, n)
+            be.scatter_min(offer, at, key)
+            acc = ok & (offer[at] == key)
+            offer[at] = NO_VALUE
+            pu, pv = xp.where(acc, open_, n), xp.where(acc, target, n)
+            mate[pu] = pv
+            mate[pv] = pu
+            mate[n] = -1
+            matched = matched + 2 * acc.sum()
+            # free neighbours of the newly matched lose one free neighbour each
+            newly[pu] = True
+            newly[pv] = True
+            newly[n] = False
+            lost = newly[nb]
+            lost_count = xp.zeros(f, dtype=xp.int32)
+            be.scatter_add(lost_count, seg, lost.astype(xp.int32))
+            lost_ids = xp.zeros(f, dtype=xp.float64)
+            be.scatter_add(lost_ids, seg, xp.where(lost, nb, 0).astype(xp.float64))
+            deg[open_] -= lost_count
+            idsum[open_] -= lost_ids
+            newly[pu] = False
+            newly[pv] = False
+            per_round.append(xp.stack([any_single.astype(xp.int64), any_open.astype(xp.int64), matched]))
+    if not per_round:
+        return mate[:n], {"rounds": 0, "matched_fraction": [], "degree_one_rounds": 0, "random_rounds": 0}
+    table = be.to_host(xp.stack(per_round))
+    ran = (table[:, 0] > 0) | (table[:, 1] > 0)
+    used = int(np.count_nonzero(ran))  # idle rounds come only after the last real one
+    d1 = int(np.count_nonzero(table[:used, 0]))
+    return mate[:n], {"rounds": used, "matched_fraction": (table[:used, 2] / n).tolist(),
+                      "degree_one_rounds": d1, "random_rounds": used - d1}
+
+
+def _random_free_neighbour_masked(be, f, pos, seg, nb, pick, mate, seed, rnd):
+    """``_random_free_neighbour`` for the rows of ``pick`` among ``f`` rows whose entries are
+    (pos, seg, nb), computed without compaction; rows not picked get -1."""
+    xp = be.xp
+    u64 = xp.uint64
+    h = be.hash64(seed, 3 * rnd + _STREAM_NEIGHBOUR, pos) >> u64(1)
+    usable = pick[seg] & (mate[nb] < 0)
+    best = xp.full(f, NO_VALUE, dtype=u64)
+    be.scatter_min(best, seg, xp.where(usable, h, NO_VALUE))
+    hit = usable & (h == best[seg])
+    # equal hashes (astronomically rare) pick the largest id among them
+    top = xp.zeros(f, dtype=u64)
+    be.scatter_max(top, seg, xp.where(hit, nb + 1, 0).astype(u64))
+    return top.astype(xp.int64) - 1
 
 
 def _resolve_requests(be, asks, requester, target, seed, rnd):
