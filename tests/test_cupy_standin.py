@@ -195,3 +195,26 @@ def test_karp_sipser_syncs_once_a_batch_on_the_gpu():
     # three per batch (open vertices, their entries, the entries to free neighbours), setup
     # and result; the CPU's incremental rounds sync about ten times a round
     assert SyncCounter.count <= 3 * batches + 10
+
+
+@pytest.mark.parametrize("method", ["apfb", "apsb"])
+def test_bipartite_bfs_levels_sync_twice_on_the_gpu(method, monkeypatch):
+    # GPUBFS-WR checks its frontier on the host once a level, as the paper's host loop
+    # does; a level's claims and writes are masked, so a level costs two syncs (its
+    # entries, the next frontier) rather than one per compaction (about 18 before)
+    import scipy.sparse as sp
+    from cupy_standin import SyncCounter
+    from matchpart.backend import core
+    from matchpart.matchers.bipartite import maximum_bipartite_matching
+    monkeypatch.setattr(core, "_cupy_or_reason", lambda: (cupy, None))  # the stand-in, even beside a GPU
+    monkeypatch.setattr(core, "_GPU", GPU)
+    B = sp.random(3000, 3000, density=2.5 / 3000, format="csr", random_state=5)
+    want = maximum_bipartite_matching(B, method=method, device="cpu", return_stats=True)
+    SyncCounter.count = 0
+    got = maximum_bipartite_matching(B, method=method, device="gpu", return_stats=True)
+    assert np.array_equal(got[0], want[0]) and got[1] == want[1]
+    levels = sum(got[1]["bfs_levels"])
+    assert levels >= 30
+    # ALTERNATE's lockstep steps (two syncs each, at most one step per level of the
+    # phase's BFS) and a few syncs per phase and for the initial matching come on top
+    assert SyncCounter.count <= 5 * levels + 6 * got[1]["phases"] + 40

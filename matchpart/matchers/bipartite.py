@@ -80,9 +80,9 @@ def maximum_bipartite_matching(B, *, method="apfb", device="auto", initial="gree
     stats = {"initial_cardinality": int((rmatch >= 0).sum()), "phases": 0, "bfs_levels": []}
 
     # Scratch arrays reused across levels and phases; every user resets what it touched,
-    # so no level costs O(rows + columns).
-    row_claim = xp.full(nr, nc, dtype=xp.int64)
-    col_claim = xp.full(nc, nr, dtype=xp.int64)
+    # so no level costs O(rows + columns). The last slot is the trash of masked claims.
+    row_claim = xp.full(nr + 1, nc, dtype=xp.int64)
+    col_claim = xp.full(nc + 1, nr, dtype=xp.int64)
     matched = stats["initial_cardinality"]
     while col_rows.shape[0]:
         pred, path_ends, levels = _bfs_wr(be, col_ptr, col_rows, rmatch, cmatch, row_claim,
@@ -248,21 +248,25 @@ def _bfs_wr(be, col_ptr, col_rows, rmatch, cmatch, row_claim, *, shortest_only):
     Returns ``(pred, path_ends, levels)``: ``pred[row]`` is the column that reached the row
     (-1 if none), ``path_ends`` the unmatched rows where ALTERNATE starts (their rmatch is
     set to the paper's -2 marker), ``levels`` the number of BFS levels expanded.
+
+    A level works on the entries of its frontier with masks; writes that a mask turns off
+    go to a trash slot (index nr of row arrays, nc of column arrays). The only data-sized
+    results are the frontier's entries and the next frontier (the paper's host check of
+    its per-level flag), so a level costs two host syncs on a GPU.
     """
     xp = be.xp
     nr, nc = rmatch.shape[0], cmatch.shape[0]
     col_ids = xp.arange(nc, dtype=xp.int64)
-    reached = cmatch == _NONE                      # unmatched columns are level 0
-    root = xp.where(reached, col_ids, _NONE)       # search tree of each reached column
-    root_done = xp.zeros(nc, dtype=bool)           # WR: an augmenting path is known for this root
-    pred = xp.full(nr, _NONE, dtype=xp.int64)
-    frontier = col_ids[reached & (col_ptr[1:] > col_ptr[:-1])]
-    ends = []
+    reached = xp.ones(nc + 1, dtype=bool)          # unmatched columns are level 0; slot nc: trash
+    reached[:nc] = cmatch == _NONE
+    root = xp.full(nc + 1, _NONE, dtype=xp.int64)  # search tree of each reached column
+    root[:nc] = xp.where(reached[:nc], col_ids, _NONE)
+    root_done = xp.zeros(nc + 1, dtype=bool)       # WR: an augmenting path is known for this root
+    pred = xp.full(nr + 1, _NONE, dtype=xp.int64)
+    is_end = xp.zeros(nr + 1, dtype=bool)          # rows that end an augmenting path
+    frontier = col_ids[reached[:nc] & (col_ptr[1:] > col_ptr[:-1])]
     levels = 0
     while frontier.shape[0]:
-        frontier = frontier[~root_done[root[frontier]]]   # early exit of finished trees
-        if frontier.shape[0] == 0:
-            break
         levels += 1
         pos, src = _expand(be, col_ptr, frontier)
         rows = col_rows[pos]
@@ -270,42 +274,69 @@ def _bfs_wr(be, col_ptr, col_rows, rmatch, cmatch, row_claim, *, shortest_only):
 
         # Unmatched rows end augmenting paths; a row reached from several columns keeps
         # the lowest (the GPU kernel keeps whichever write lands last).
-        hit = mate == _NONE
-        if bool(hit.any()):
-            r, c = rows[hit], src[hit]
-            won = _claim_lowest(be, row_claim, r, c)
-            row_claim[r] = nc
-            r, c = r[won], c[won]
-            pred[r] = c
-            rmatch[r] = _PATH_END
-            root_done[root[c]] = True
-            ends.append(r)
-            if shortest_only:
-                break  # APsB: only the shortest augmenting paths in this phase
+        hit = (mate == _NONE) & ~is_end[rows]
+        won = _claim_lowest_masked(be, row_claim, hit, rows, src, nc)
+        src_root = root[src]
+        _put(be, pred, won, rows, src)
+        _put(be, is_end, won, rows, True)
+        _put(be, root_done, won, src_root, True)
+        pred[nr], is_end[nr], root_done[nc] = _NONE, False, False
 
-        # Matched rows lead on to their column, if no tree has it yet.
+        # Matched rows lead on to their column, if no tree has it yet; APsB stops at the
+        # first level that ends a path (shortest augmenting paths only)
         step = mate >= 0
-        r, c, nxt = rows[step], src[step], mate[step]
-        fresh = ~reached[nxt]
-        r, c, nxt = r[fresh], c[fresh], nxt[fresh]
-        won = _claim_lowest(be, row_claim, r, c)
-        row_claim[r] = nc
-        r, c, nxt = r[won], c[won], nxt[won]
-        pred[r] = c
-        reached[nxt] = True
-        root[nxt] = root[c]
-        frontier = nxt
+        fresh = step & ~reached[xp.where(step, mate, nc)]
+        if shortest_only:
+            fresh &= ~won.any()
+        won = _claim_lowest_masked(be, row_claim, fresh, rows, src, nc)
+        _put(be, pred, won, rows, src)
+        _put(be, reached, won, mate, True)
+        _put(be, root, won, mate, src_root)
+        pred[nr], reached[nc], root[nc] = _NONE, True, _NONE
+        # early exit of finished trees: their columns are reached but not expanded
+        frontier = mate[won & ~root_done[src_root]]
 
-    path_ends = xp.concatenate(ends) if ends else xp.zeros(0, dtype=xp.int64)
+    path_ends = xp.flatnonzero(is_end[:nr])
     if shortest_only and path_ends.shape[0]:
         # The paper's APsB root trick: one path end per root, so the walks are disjoint.
         owner_root = root[pred[path_ends]]
         first = xp.full(nc, nr, dtype=xp.int64)
         be.scatter_min(first, owner_root, path_ends)
-        keep = first[owner_root] == path_ends
-        rmatch[path_ends[~keep]] = _NONE
-        path_ends = path_ends[keep]
-    return pred, path_ends, levels
+        path_ends = path_ends[first[owner_root] == path_ends]
+    rmatch[path_ends] = _PATH_END
+    return pred[:nr], path_ends, levels
+
+
+def _claim_lowest_masked(be, claim, mask, targets, claimants, fill):
+    """``_claim_lowest`` for the pairs where ``mask`` is set, without compacting them.
+
+    ``claim`` (filled with ``fill``, above every claimant) has a trash slot at its end that
+    the masked-out pairs use; it is left filled as found. Returns the winning pairs' mask.
+    """
+    xp = be.xp
+    if not be.is_gpu:  # the CPU's scatter costs per element and its compaction nothing
+        k = xp.flatnonzero(mask)
+        won = xp.zeros(mask.shape[0], dtype=bool)
+        won[k] = _claim_lowest(be, claim, targets[k], claimants[k])
+        claim[targets[k]] = fill
+        return won
+    at = xp.where(mask, targets, claim.shape[0] - 1)
+    be.scatter_min(claim, at, claimants)
+    won = mask & (claim[at] == claimants)
+    claim[at] = fill
+    return won
+
+
+def _put(be, arr, mask, index, values):
+    """``arr[index[mask]] = values[mask]`` (``values`` may be a scalar). On the GPU without a
+    compaction: masked-out writes go to ``arr``'s last slot, a trash slot the caller resets;
+    on the CPU by compaction, which costs nothing there, while every write costs."""
+    xp = be.xp
+    if be.is_gpu:
+        arr[xp.where(mask, index, arr.shape[0] - 1)] = values
+        return
+    k = xp.flatnonzero(mask)
+    arr[index[k]] = values[k] if getattr(values, "ndim", 0) else values
 
 
 def _alternate(be, pred, path_ends, rmatch, cmatch, col_claim):
@@ -313,7 +344,8 @@ def _alternate(be, pred, path_ends, rmatch, cmatch, col_claim):
 
     A walk stops at a column that an earlier walk already flipped (the paper's check
     ``pred[cmatch[col]] == col``) or that a lower row enters in the same step; the row it
-    stops at is left inconsistent and FIXMATCHING unmatches it.
+    stops at is left inconsistent and FIXMATCHING unmatches it. ``col_claim`` has a
+    trash slot at index nc; a step costs two host syncs on a GPU.
     """
     xp = be.xp
     nr = rmatch.shape[0]
@@ -322,9 +354,7 @@ def _alternate(be, pred, path_ends, rmatch, cmatch, col_claim):
         col = pred[walkers]
         old_row = cmatch[col]
         taken = (old_row >= 0) & (pred[xp.maximum(old_row, 0)] == col)
-        walkers, col, old_row = walkers[~taken], col[~taken], old_row[~taken]
-        won = _claim_lowest(be, col_claim, col, walkers)
-        col_claim[col] = nr
+        won = xp.flatnonzero(_claim_lowest_masked(be, col_claim, ~taken, col, walkers, nr))
         walkers, col, old_row = walkers[won], col[won], old_row[won]
         cmatch[col] = walkers
         rmatch[walkers] = col
