@@ -218,3 +218,26 @@ def test_bipartite_bfs_levels_sync_twice_on_the_gpu(method, monkeypatch):
     # ALTERNATE's lockstep steps (two syncs each, at most one step per level of the
     # phase's BFS) and a few syncs per phase and for the initial matching come on top
     assert SyncCounter.count <= 5 * levels + 6 * got[1]["phases"] + 40
+
+
+@pytest.mark.parametrize("method", ["gale_shapley", "mcvitie_wilson"])
+def test_stable_marriage_syncs_once_a_batch_on_the_gpu(method, monkeypatch):
+    from cupy_standin import SyncCounter
+    from matchpart import load_graph
+    from matchpart.backend import core
+    from matchpart.matchers.stable_marriage import (MCVITIE_WILSON_GROUPS, ROUNDS_PER_CHECK, smi_from_graph,
+                                                    stable_marriage)
+    monkeypatch.setattr(core, "_cupy_or_reason", lambda: (cupy, None))
+    monkeypatch.setattr(core, "_GPU", GPU)
+    P, R = smi_from_graph(load_graph("delaunay:3000"))
+    want = stable_marriage(P, R, method=method, device="cpu", return_stats=True)
+    SyncCounter.count = 0
+    got = stable_marriage(P, R, method=method, device="gpu", return_stats=True)
+    assert np.array_equal(got[0], want[0]) and got[1] == want[1]
+    rounds = got[1]["rounds"]
+    assert rounds >= 8
+    # a batch costs two syncs (who is free, who may propose) and each McVitie-Wilson group
+    # can end one batch early, plus one check per admitted group
+    groups = MCVITIE_WILSON_GROUPS if method == "mcvitie_wilson" else 1
+    batches = -(-rounds // ROUNDS_PER_CHECK["gpu"]) + groups + 1
+    assert SyncCounter.count <= 2 * batches + groups + 8

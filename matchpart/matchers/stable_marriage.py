@@ -39,6 +39,9 @@ METHODS = ("gale_shapley", "mcvitie_wilson")
 # Gale-Shapley's schedule; n groups is the serial algorithm but costs at least n rounds
 # (one host check each), so a small constant keeps the stack-like order at round cost.
 MCVITIE_WILSON_GROUPS = 16
+# Proposal rounds between host syncs (the test whether anyone is still free): free on the
+# CPU, a device round trip on the GPU.
+ROUNDS_PER_CHECK = {"cpu": 1, "gpu": 4}
 
 
 def stable_marriage(proposer_prefs, receiver_prefs, *, method="gale_shapley", device="auto",
@@ -167,36 +170,62 @@ def _mutual_lists(n_p, p_ptr, p_idx, n_r, r_ptr, r_idx):
 
 def _propose_in_rounds(be, n_p, n_r, indptr, recv, recv_rank, group):
     """Run proposal rounds; proposers enter ``group`` at a time (in index order), each group
-    once everyone admitted before it is settled. Returns (suitor per receiver, stats)."""
+    once everyone admitted before it is settled. Returns (suitor per receiver, stats).
+
+    On the GPU the rounds run ROUNDS_PER_CHECK["gpu"] at a time over every admitted
+    proposer that has receivers left (the free ones and the engaged ones, who may be
+    displaced), with masks, and masked-out writes going to a trash slot (index n_p or
+    n_r); a group that settles within a batch leaves idle rounds, which change nothing
+    and are not counted. On the CPU a batch is one round over the free proposers only.
+    """
     xp = be.xp
-    nxt = indptr[:-1].copy()          # position of each proposer's next (or current) receiver
+    no_rank = np.iinfo(np.int64).max
+    nxt = xp.zeros(n_p + 1, dtype=xp.int64)   # position of each proposer's next (or current) receiver
+    nxt[:n_p] = indptr[:-1]
     end = indptr[1:]
-    suitor = xp.full(n_r, -1, dtype=xp.int64)
-    held_rank = xp.full(n_r, np.iinfo(np.int64).max, dtype=xp.int64)  # rank of the suitor held
-    free = xp.zeros(0, dtype=xp.int64)
-    admitted = rounds = proposals = 0
+    suitor = xp.full(n_r + 1, -1, dtype=xp.int64)
+    held_rank = xp.full(n_r + 1, no_rank, dtype=xp.int64)  # rank of the suitor held
+    free = xp.zeros(n_p + 1, dtype=bool)
+    batch = ROUNDS_PER_CHECK[be.name]
+    admitted = 0
+    proposing = []                            # per round, device scalars: read once at the end
     while True:
-        free = free[nxt[free] < end[free]]          # exhausted lists stay single
-        if free.shape[0] == 0:
+        free[:n_p] &= nxt[:n_p] < end         # exhausted lists stay single
+        searching = xp.flatnonzero(free[:n_p])
+        if searching.shape[0] == 0:
             if admitted == n_p:
                 break
-            free = xp.arange(admitted, min(admitted + group, n_p), dtype=xp.int64)
+            free[admitted:min(admitted + group, n_p)] = True
             admitted = min(admitted + group, n_p)
             continue
-        rounds += 1
-        proposals += free.shape[0]
-        pos = nxt[free]
-        target, rank = recv[pos], recv_rank[pos]
-        previous = suitor[target]
-        be.scatter_min(held_rank, target, rank)
-        # ranks are distinct per receiver, so at most one proposal wins each receiver
-        won = held_rank[target] == rank
-        displaced = previous[won]
-        displaced = displaced[displaced >= 0]
-        suitor[target[won]] = free[won]
-        free = xp.concatenate([free[~won], displaced])
-        nxt[free] += 1                               # rejected here: move down the list
-    return suitor, {"rounds": rounds, "proposals": proposals}
+        rows = searching
+        if batch > 1:  # the engaged may be displaced and propose within the batch
+            rows = xp.flatnonzero(nxt[:admitted] < end[:admitted])
+        row_end = end[rows]
+        for _ in range(batch):
+            at = nxt[rows]
+            act = free[rows] & (at < row_end)
+            at = xp.where(act, at, 0)            # someone has a receiver left, so recv is not empty
+            target = xp.where(act, recv[at], n_r)
+            rank = xp.where(act, recv_rank[at], no_rank)
+            previous = suitor[target]
+            be.scatter_min(held_rank, target, rank)
+            # ranks are distinct per receiver, so at most one proposal wins each receiver
+            won = act & (held_rank[target] == rank)
+            held_rank[n_r] = no_rank
+            suitor[xp.where(won, target, n_r)] = rows
+            suitor[n_r] = -1
+            # rejected here or displaced there: move down the list, free again
+            rejected = act & ~won
+            free[rows] = rejected
+            nxt[rows] += rejected.astype(xp.int64)
+            displaced = xp.where(won & (previous >= 0), previous, n_p)
+            free[displaced] = True
+            nxt[displaced] += 1
+            free[n_p], nxt[n_p] = False, 0
+            proposing.append(act.sum())
+    counts = be.to_host(xp.stack(proposing)) if proposing else np.zeros(0, dtype=np.int64)
+    return suitor[:n_r], {"rounds": int(np.count_nonzero(counts)), "proposals": int(counts.sum())}
 
 
 # ---- Lemma 3.1: greedy matching as stable marriage ----------------------------------
