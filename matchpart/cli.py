@@ -186,6 +186,34 @@ class _StderrInfo(logging.Handler):
 _notes = _StderrInfo()
 
 
+@contextlib.contextmanager
+def _compile_notice():
+    """Says once on stderr when numba starts compiling one of our kernels: the first run
+    after installing compiles them all (half a minute or so) before caching them on disk,
+    and a silent pause that long looks like a hang."""
+    from numba.core import event
+
+    class Notice(event.Listener):
+        shown = False
+
+        def on_start(self, ev):
+            func = getattr(ev.data.get("dispatcher"), "py_func", None)
+            if not self.shown and getattr(func, "__module__", "").startswith("matchpart."):
+                self.shown = True
+                print(f"{PROG}: compiling kernels (first run after installing; they are cached "
+                      "for later runs) ...", file=sys.stderr, flush=True)
+
+        def on_end(self, ev):
+            pass
+
+    notice = Notice()
+    event.register("numba:compile", notice)
+    try:
+        yield
+    finally:
+        event.unregister("numba:compile", notice)
+
+
 def _load(args):
     from .io import load_graph
     with _notes.holding():
@@ -388,7 +416,7 @@ def main(argv=None):
         print(line)
 
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), _compile_notice():
             warnings.showwarning = _show_warning
             return COMMANDS[args.command](args, out)
     except KeyboardInterrupt:

@@ -419,3 +419,31 @@ def test_partition_and_match_on_the_gpu(capsys, tmp_path):
     code, out, err = run(capsys, "match", "grid:40x40", "-m", "suitor", "--device", "gpu")
     assert code == 0, err
     assert field(out, "valid").startswith("yes")
+
+
+def test_first_compilation_of_our_kernels_is_announced_once(capsys):
+    # the first run after installing compiles every numba kernel (half a minute); the CLI
+    # says so instead of pausing silently. Kernels of other packages are not announced.
+    import numba
+    from matchpart.cli import _compile_notice
+
+    def ours(x):
+        return x + 1
+
+    def also_ours(x):
+        return x * 2
+
+    def theirs(x):
+        return x - 1
+
+    ours.__module__ = also_ours.__module__ = "matchpart.some_module"
+    theirs.__module__ = "otherpackage"
+    with _compile_notice():
+        numba.njit(theirs)(1)
+        assert "compiling kernels" not in capsys.readouterr().err
+        numba.njit(ours)(1)
+        numba.njit(also_ours)(1)
+    err = capsys.readouterr().err
+    assert err.count("compiling kernels") == 1
+    numba.njit(ours)(2.0)  # outside the CLI nothing is printed
+    assert capsys.readouterr().err == ""
