@@ -85,16 +85,15 @@ def window_step(be, rows, searching, pos, seg, usable, ptr, end, window, *, whol
     ``pos``/``seg`` come from ``window_entries`` for ``rows``, ``usable`` flags the entries
     that can be taken now; ``whole_buffer`` says the entries are exactly this round's
     windows (a one-round batch of searchers only), else entries outside the current
-    windows and of non-searchers are masked out. Returns each row's
-    first usable position (-1 if none); ``ptr`` moves there, or past an unusable window,
-    whose size then grows.
+    windows and of non-searchers are masked out. Returns each row's first usable position
+    (-1 if none); ``ptr`` moves there, or past an unusable window, whose size then grows.
     """
     xp = be.xp
     p, w, e = ptr[rows], window[rows], end[rows]
     ok = usable
     if not whole_buffer:
         lo = p[seg]
-        ok &= searching[seg] & (pos >= lo) & (pos < xp.minimum(lo + w[seg], e[seg]))
+        ok = ok & searching[seg] & (pos >= lo) & (pos < xp.minimum(lo + w[seg], e[seg]))
     first = first_marked(be, rows.shape[0], seg, pos, ok)
     found = first >= 0
     ptr[rows] = xp.where(found, first, xp.where(searching, xp.minimum(p + w, e), p))
