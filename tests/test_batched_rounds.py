@@ -13,6 +13,7 @@ from matchpart.matchers import run_matcher
 from matchpart.matchers import karp_sipser as ks_module
 from matchpart.matchers import local_max as local_max_module
 from matchpart.matchers import red_blue as red_blue_module
+from matchpart.matchers import b_suitor as b_suitor_module
 from matchpart.matchers import stable_marriage as sm_module
 from matchpart.matchers import suitor as suitor_module
 from test_matchers_basic import random_graphs
@@ -60,3 +61,26 @@ def test_batched_stable_marriage_equals_one_round_batches(method, batch, monkeyp
     monkeypatch.setitem(sm_module.ROUNDS_PER_CHECK, "cpu", batch)
     got = sm_module.stable_marriage(P, R, method=method, return_stats=True)
     assert np.array_equal(got[0], want[0]) and got[1] == want[1]
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(g=random_graphs(max_n=30), b=st.integers(0, 3), per_vertex=st.booleans(), batch=st.integers(2, 5))
+def test_batched_b_suitor_equals_one_round_batches(g, b, per_vertex, batch, monkeypatch):
+    if per_vertex:
+        b = np.random.default_rng(b).integers(0, 4, g.n)
+    want = b_suitor_module.b_matching(g, b, device="cpu")
+    with monkeypatch.context() as mp:
+        mp.setitem(b_suitor_module.ROUNDS_PER_CHECK, "cpu", batch)
+        got = b_suitor_module.b_matching(g, b, device="cpu")
+    assert np.array_equal(got.edges, want.edges) and got.stats == want.stats
+
+
+@pytest.mark.parametrize("spec", ["delaunay:3000", "ba:2000:4"])
+def test_batched_b_suitor_equals_one_round_batches_on_generated_graphs(spec, monkeypatch):
+    g = load_graph(spec)
+    for b in (1, 3):
+        want = b_suitor_module.b_matching(g, b, device="cpu")
+        monkeypatch.setitem(b_suitor_module.ROUNDS_PER_CHECK, "cpu", 4)
+        got = b_suitor_module.b_matching(g, b, device="cpu")
+        monkeypatch.setitem(b_suitor_module.ROUNDS_PER_CHECK, "cpu", 1)
+        assert np.array_equal(got.edges, want.edges) and got.stats == want.stats

@@ -241,3 +241,23 @@ def test_stable_marriage_syncs_once_a_batch_on_the_gpu(method, monkeypatch):
     groups = MCVITIE_WILSON_GROUPS if method == "mcvitie_wilson" else 1
     batches = -(-rounds // ROUNDS_PER_CHECK["gpu"]) + groups + 1
     assert SyncCounter.count <= 2 * batches + groups + 8
+
+
+def test_b_suitor_syncs_once_a_batch_on_the_gpu(monkeypatch):
+    from cupy_standin import SyncCounter
+    from matchpart import load_graph
+    from matchpart.backend import core
+    from matchpart.matchers.b_suitor import ROUNDS_PER_CHECK, b_matching
+    monkeypatch.setattr(core, "_cupy_or_reason", lambda: (cupy, None))
+    monkeypatch.setattr(core, "_GPU", GPU)
+    g = load_graph("ba:3000:4")
+    want = b_matching(g, 2, device="cpu")
+    SyncCounter.count = 0
+    got = b_matching(g, 2, device="gpu")
+    assert np.array_equal(got.edges, want.edges) and got.stats == want.stats
+    rounds = got.stats["rounds"]
+    assert rounds >= 5
+    batches = -(-rounds // ROUNDS_PER_CHECK["gpu"]) + 1
+    # per batch: who searches, who may search, their window entries; setup and result.
+    # The compacting rounds took about fourteen a round.
+    assert SyncCounter.count <= 3 * batches + 8

@@ -7,8 +7,11 @@ again. The result is exactly the greedy b-matching (edges by decreasing rating, 
 while both ends have capacity left).
 
 Rounds of whole-array operations on the backend's ``xp`` (numpy or cupy): proposals are
-found with the same forward-only windowed pointer scan as Suitor, and every vertex that
-received proposals merges them with its suitors by one sort of (vertex, rank).
+found with the same forward-only windowed pointer scan as Suitor. A vertex's suitors are
+marks on the entries of its own adjacency row, which is sorted best first, so keeping the
+best b[v] of the held and the new suitors is a prefix count along the row, no sort. As
+in Suitor, the GPU runs the rounds as masked fixed-shape steps in batches and syncs with
+the host once per batch; the CPU runs one-round batches over compacted lists.
 """
 from __future__ import annotations
 
@@ -18,8 +21,11 @@ import numpy as np
 
 from .. import backend as _backend
 from .ratings import edge_priority
-from .suitor import (INITIAL_WINDOW, WINDOW_GROWTH, count_per_slot, scan_windows, scatter_max_nonneg,
-                     sorted_adjacency)
+from .suitor import INITIAL_WINDOW, WINDOW_GROWTH, sorted_adjacency, window_entries
+
+# Rounds between host syncs (the test whether anyone still searches): free on the CPU, a
+# device round trip on the GPU. The b-matching does not depend on it.
+ROUNDS_PER_CHECK = {"cpu": 1, "gpu": 4}
 
 
 @dataclass
@@ -75,29 +81,41 @@ def b_matching(graph, b, *, seed=0, device="auto", rating="weight") -> BMatching
     rank = edge_priority(g, rating)
     nbr, srank, order = sorted_adjacency(g, rank)
     srow = be.row_ids(g.indptr)                  # rows are unchanged by the per-row sort
+    twin = _twin_entries(be, srank)
     none = xp.iinfo(xp.int64).max
     # rank of v's worst kept suitor when v is full (a proposal must beat it); -1 when b[v] == 0
-    worst = xp.full(n, none, dtype=xp.int64)
-    worst[cap == 0] = -1
+    worst = xp.full(n + 1, none, dtype=xp.int64)  # slot n: trash of masked writes
+    worst[:n] = xp.where(cap == 0, -1, none)
+    # held[e] for the entry e = (v -> u) of v's sorted row: u is one of v's kept suitors.
+    # v's row is sorted best first, so "keep the best cap[v]" is a prefix count along it.
+    held = xp.zeros(g.indices.shape[0] + 1, dtype=bool)  # last slot: trash
     count = xp.zeros(n, dtype=xp.int64)          # how many vertices u is currently a suitor of
-    held = xp.zeros(0, dtype=xp.int64)           # sorted-adjacency positions (u -> v) of kept proposals
     ptr = g.indptr[:-1].astype(xp.int64)
     end = g.indptr[1:]
     window = xp.full(n, INITIAL_WINDOW, dtype=xp.int64)
-    rounds = 0
+    batch = ROUNDS_PER_CHECK[be.name]
+    proposing = []                               # per round, device scalars: read once at the end
     while True:
-        active = xp.flatnonzero((count < cap) & (ptr < end))
-        if active.shape[0] == 0:
+        searching = xp.flatnonzero((count < cap) & (ptr < end))
+        if searching.shape[0] == 0:
             break
-        rounds += 1
-        new = _propose(be, active, cap[active] - count[active], ptr, end, window, nbr, srank, worst)
-        count += count_per_slot(be, n, srow[new])
-        held, dropped = _keep_best(be, n, held, new, nbr, srank, cap, worst, max(g.m, 1))
-        count -= count_per_slot(be, n, srow[dropped])
-    # an edge is in the b-matching when each end holds the other (its rank appears twice)
-    r = srank[held]
-    twice = count_per_slot(be, max(g.m, 1), r)
-    mine = held[(twice[r] == 2) & (srow[held] < nbr[held])]
+        rows = searching
+        if batch > 1:  # a suitor that loses a place searches again within the batch
+            rows = xp.flatnonzero(((count < cap) | (count > 0)) & (ptr < end))
+        pos, seg = window_entries(be, rows, ptr, end, window, batch)
+        offs = be.exclusive_cumsum(xp.bincount(seg, minlength=rows.shape[0]))
+        for _ in range(batch):
+            act = (count[rows] < cap[rows]) & (ptr[rows] < end[rows])
+            new = _propose(be, rows, act, cap[rows] - count[rows], pos, seg, offs, ptr, end, window,
+                           srank[pos] < worst[nbr[pos]], held.shape[0] - 1, whole_buffer=batch == 1)
+            held[twin[new]] = True
+            held[-1] = False
+            _keep_best(be, new, g.indptr, srow, twin, srank, cap, held, worst, count)
+            proposing.append(act.sum())
+    counts = be.to_host(xp.stack(proposing)) if proposing else np.zeros(0, dtype=np.int64)
+    rounds = int(np.count_nonzero(counts))
+    # an edge is in the b-matching when each end holds the other
+    mine = xp.flatnonzero(held[:-1] & held[twin[:-1]] & (srow < nbr))
     mine = mine[xp.argsort(srank[mine])]
     edges = xp.stack([srow[mine], nbr[mine]], axis=1)
     w = g.ewgt[order[mine]].sum()
@@ -105,44 +123,75 @@ def b_matching(graph, b, *, seed=0, device="auto", rating="weight") -> BMatching
     return BMatching(be.to_host(edges).astype(np.int64), weight, cap_host, {"rounds": rounds})
 
 
-def _propose(be, u, need, ptr, end, window, nbr, srank, worst):
-    """Each searcher u finds up to ``need[u]`` targets in its window that would accept it.
+def _twin_entries(be, srank):
+    """For each sorted-adjacency entry (u -> v), the position of (v -> u): the other entry
+    with the same rank (ranks are unique per undirected edge, so each occurs twice)."""
+    xp = be.xp
+    by_rank = xp.argsort(srank)
+    twin = xp.empty(srank.shape[0] + 1, dtype=xp.int64)
+    twin[by_rank[0::2]] = by_rank[1::2]
+    twin[by_rank[1::2]] = by_rank[0::2]
+    twin[-1] = srank.shape[0]                    # the trash entry is its own twin
+    return twin
 
-    Advances ``ptr``/``window`` in place; returns the sorted-adjacency positions (u -> v) proposed.
+
+def _propose(be, rows, act, need, pos, seg, offs, ptr, end, window, usable, trash, *, whole_buffer):
+    """Each searching row u finds up to ``need[u]`` targets in its window that would accept it.
+
+    ``pos``/``seg``/``offs`` are the batch's window entries and each row's offset into them;
+    advances ``ptr``/``window`` in place; returns the sorted-adjacency positions (u -> v)
+    proposed (on the GPU with the others as the position ``trash``).
     """
     xp = be.xp
-    pos, seg, ok, length = scan_windows(be, ptr[u], end[u], window[u], lambda p: srank[p] < worst[nbr[p]])
-    # the first ``need`` usable entries of each window (running count of usable entries per window)
-    offs = be.exclusive_cumsum(length)
-    csum = xp.cumsum(ok.astype(xp.int64))
-    before = xp.concatenate([xp.zeros(1, dtype=xp.int64), csum])[offs[:-1]]
-    take = ok & ((csum - before[seg]) <= need[seg])
-    filled = count_per_slot(be, u.shape[0], seg[take]) == need
-    last = scatter_max_nonneg(be, u.shape[0], seg[take], pos[take])
+    p, w, e = ptr[rows], window[rows], end[rows]
+    ok = usable
+    if not whole_buffer:
+        lo = p[seg]
+        ok = ok & act[seg] & (pos >= lo) & (pos < xp.minimum(lo + w[seg], e[seg]))
+    # the first ``need`` usable entries of each window: a running count along the row
+    csum = be.exclusive_cumsum(ok.astype(xp.int64))
+    upto = csum[1:] - csum[offs[:-1]][seg]
+    take = ok & (upto <= need[seg])
+    total = csum[offs[1:]] - csum[offs[:-1]]
+    filled = act & (total >= need)
+    last = xp.zeros(rows.shape[0] + 1, dtype=xp.int64)
+    last[xp.where(take & (upto == need[seg]), seg, rows.shape[0])] = pos
     # a searcher that got all it needed resumes after its last proposal, the others after the window
-    ptr[u] = xp.where(filled, last + 1, ptr[u] + length)
-    window[u] = xp.where(filled, window[u], window[u] * WINDOW_GROWTH)
-    return pos[take]
+    ptr[rows] = xp.where(filled, last[:-1] + 1, xp.where(act, xp.minimum(p + w, e), p))
+    window[rows] = xp.where(act & ~filled, w * WINDOW_GROWTH, w)
+    if be.is_gpu:  # no compaction: the others propose to the trash entry
+        return xp.where(take, pos, trash)
+    return pos[xp.flatnonzero(take)]
 
 
-def _keep_best(be, n, held, new, nbr, srank, cap, worst, rank_bound):
-    """Merge new proposals into the targets' suitor sets, keeping the best ``cap[v]`` at each v.
+def _keep_best(be, proposed, indptr, srow, twin, srank, cap, held, worst, count):
+    """Each vertex keeps its best ``cap[v]`` suitors: the held ones and the new ones, whose
+    entries (v -> u) are ``twin[proposed]`` and already marked in ``held``.
 
-    Updates ``worst`` in place for targets that are full; returns (held, dropped positions).
+    A prefix count along each sorted row (best first) decides; updates ``held``, ``worst``
+    (of full vertices) and ``count`` in place. The GPU recounts every row (fixed shapes,
+    no host sync); the CPU only the rows of vertices that got proposals.
     """
     xp = be.xp
-    touched = xp.zeros(n, dtype=bool)
-    touched[nbr[new]] = True
-    at_touched = touched[nbr[held]]
-    merge = xp.concatenate([held[at_touched], new])
-    # group by target, best (lowest rank) first; the place in the group decides who stays
-    merge = merge[xp.argsort(nbr[merge] * rank_bound + srank[merge])]
-    tv = nbr[merge]
-    start = xp.ones(merge.shape[0], dtype=bool)
-    start[1:] = tv[1:] != tv[:-1]
-    group_start = xp.flatnonzero(start)
-    place = xp.arange(merge.shape[0], dtype=xp.int64) - group_start[xp.cumsum(start.astype(xp.int64)) - 1]
-    keep = place < cap[tv]
-    full = keep & (place == cap[tv] - 1)   # the worst kept suitor of a full target
-    worst[tv[full]] = srank[merge[full]]
-    return xp.concatenate([held[~at_touched], merge[keep]]), merge[~keep]
+    n = cap.shape[0]
+    if be.is_gpu:
+        pos, row, offs = xp.arange(srow.shape[0], dtype=xp.int64), srow, indptr
+        first = offs[:-1][row]
+    else:
+        targets = xp.unique(srow[twin[proposed]])
+        pos, seg = be.ranges(indptr[targets], indptr[targets + 1] - indptr[targets])
+        row, offs = targets[seg], be.exclusive_cumsum(indptr[targets + 1] - indptr[targets])
+        first = offs[:-1][seg]
+    mark = held[pos]
+    csum = be.exclusive_cumsum(mark.astype(xp.int64))
+    place = csum[1:] - csum[first]                # 1-based place among v's suitors, best first
+    limit = cap[row]
+    keep = mark & (place <= limit)
+    held[pos] = keep
+    worst[xp.where(keep & (place == limit), row, n)] = srank[pos]
+    worst[n] = xp.iinfo(xp.int64).max
+    if be.is_gpu:  # u's count: the entries (u -> v) whose twin (v -> u) is held
+        count[:] = be.segment_sum(held[twin[:-1]].astype(xp.int64), indptr)
+    else:
+        count += xp.bincount(srow[proposed], minlength=n)
+        count -= xp.bincount(srow[twin[pos[mark & ~keep]]], minlength=n)

@@ -53,19 +53,6 @@ def sorted_adjacency(graph, rank):
     return graph.indices[order].astype(xp.int64), rank[order], order
 
 
-def scan_windows(be, start, end, window, usable):
-    """Inspect entries ``start[i] .. start[i]+window[i]-1`` (clipped to ``end[i]``) of each searcher.
-
-    ``usable(pos)`` says, for flat positions into the sorted adjacency, whether an entry can
-    be taken. Returns (pos, seg, ok, length): the flat positions inspected, the searcher each
-    belongs to, the usable flags, and the number of entries inspected per searcher.
-    """
-    xp = be.xp
-    length = xp.minimum(window, end - start)
-    pos, seg = be.ranges(start, length)
-    return pos, seg, usable(pos), length
-
-
 def window_entries(be, rows, ptr, end, window, rounds):
     """The sorted-adjacency entries that ``rows`` can inspect in the next ``rounds`` rounds.
 
@@ -128,14 +115,6 @@ def scatter_max_nonneg(be, size, index, values):
     buf = xp.zeros(size, dtype=xp.uint64)
     be.scatter_max(buf, index, values.astype(xp.uint64) + xp.uint64(1))
     return buf.astype(xp.int64) - 1
-
-
-def count_per_slot(be, size, index):
-    """How many times each slot 0..size-1 occurs in ``index`` (int64)."""
-    xp = be.xp
-    counts = xp.zeros(size, dtype=xp.int32)
-    be.scatter_add(counts, index, xp.ones(index.shape[0], dtype=xp.int32))
-    return counts.astype(xp.int64)
 
 
 def _on_backend(graph, backend):
