@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import backend as _backend
 from .ratings import edge_priority
-from .suitor import INITIAL_WINDOW, WINDOW_GROWTH, sorted_adjacency, window_entries
+from .suitor import INITIAL_WINDOW, advance_windows, in_current_windows, sorted_adjacency, window_entries
 
 # Rounds between host syncs (the test whether anyone still searches): free on the CPU, a
 # device round trip on the GPU. The b-matching does not depend on it.
@@ -143,11 +143,7 @@ def _propose(be, rows, act, need, pos, seg, offs, ptr, end, window, usable, tras
     proposed (on the GPU with the others as the position ``trash``).
     """
     xp = be.xp
-    p, w, e = ptr[rows], window[rows], end[rows]
-    ok = usable
-    if not whole_buffer:
-        lo = p[seg]
-        ok = ok & act[seg] & (pos >= lo) & (pos < xp.minimum(lo + w[seg], e[seg]))
+    ok = in_current_windows(be, rows, act, pos, seg, usable, ptr, end, window, whole_buffer=whole_buffer)
     # the first ``need`` usable entries of each window: a running count along the row
     csum = be.exclusive_cumsum(ok.astype(xp.int64))
     upto = csum[1:] - csum[offs[:-1]][seg]
@@ -157,8 +153,7 @@ def _propose(be, rows, act, need, pos, seg, offs, ptr, end, window, usable, tras
     last = xp.zeros(rows.shape[0] + 1, dtype=xp.int64)
     last[xp.where(take & (upto == need[seg]), seg, rows.shape[0])] = pos
     # a searcher that got all it needed resumes after its last proposal, the others after the window
-    ptr[rows] = xp.where(filled, last[:-1] + 1, xp.where(act, xp.minimum(p + w, e), p))
-    window[rows] = xp.where(act & ~filled, w * WINDOW_GROWTH, w)
+    advance_windows(be, rows, act, xp.where(filled, last[:-1] + 1, -1), ptr, end, window)
     if be.is_gpu:  # no compaction: the others propose to the trash entry
         return xp.where(take, pos, trash)
     return pos[xp.flatnonzero(take)]

@@ -67,25 +67,38 @@ def window_entries(be, rows, ptr, end, window, rounds):
 
 
 def window_step(be, rows, searching, pos, seg, usable, ptr, end, window, *, whole_buffer):
-    """One round of the windowed scan for the ``searching`` members of ``rows``.
+    """One round of the windowed scan for the ``searching`` members of ``rows``: each row's
+    first usable position in its current window (-1 if none). ``ptr`` moves there, or past
+    an unusable window, whose size then grows. Arguments as in ``in_current_windows``."""
+    ok = in_current_windows(be, rows, searching, pos, seg, usable, ptr, end, window, whole_buffer=whole_buffer)
+    first = first_marked(be, rows.shape[0], seg, pos, ok)
+    advance_windows(be, rows, searching, first, ptr, end, window)
+    return first
+
+
+def in_current_windows(be, rows, searching, pos, seg, usable, ptr, end, window, *, whole_buffer):
+    """``usable`` restricted to the current windows of the ``searching`` members of ``rows``.
 
     ``pos``/``seg`` come from ``window_entries`` for ``rows``, ``usable`` flags the entries
     that can be taken now; ``whole_buffer`` says the entries are exactly this round's
-    windows (a one-round batch of searchers only), else entries outside the current
-    windows and of non-searchers are masked out. Returns each row's first usable position
-    (-1 if none); ``ptr`` moves there, or past an unusable window, whose size then grows.
+    windows (a one-round batch of searchers only), so there is nothing to mask.
     """
+    if whole_buffer:
+        return usable
     xp = be.xp
-    p, w, e = ptr[rows], window[rows], end[rows]
-    ok = usable
-    if not whole_buffer:
-        lo = p[seg]
-        ok = ok & searching[seg] & (pos >= lo) & (pos < xp.minimum(lo + w[seg], e[seg]))
-    first = first_marked(be, rows.shape[0], seg, pos, ok)
-    found = first >= 0
-    ptr[rows] = xp.where(found, first, xp.where(searching, xp.minimum(p + w, e), p))
+    lo = ptr[rows][seg]
+    hi = xp.minimum(lo + window[rows][seg], end[rows][seg])
+    return usable & searching[seg] & (pos >= lo) & (pos < hi)
+
+
+def advance_windows(be, rows, searching, resume, ptr, end, window):
+    """Searching rows with ``resume >= 0`` continue from there; the other searching rows
+    skip their whole window, which grows. In place."""
+    xp = be.xp
+    p, w = ptr[rows], window[rows]
+    found = resume >= 0
+    ptr[rows] = xp.where(found, resume, xp.where(searching, xp.minimum(p + w, end[rows]), p))
     window[rows] = xp.where(searching & ~found, w * WINDOW_GROWTH, w)
-    return first
 
 
 def first_marked(be, size, seg, pos, ok):
