@@ -8,7 +8,9 @@ from numba import njit
 
 from .graph import as_graph
 from .metrics import max_block_weight
-from .refine.fm import heap_pop, heap_set, host_arrays, induced_subgraph, pairwise_arrays, refine_arrays
+from .refine.fm import host_arrays, induced_subgraph, pairwise_arrays, refine_arrays
+from .refine.heap import heap_pop, heap_set
+from .refine.packing import heaviest_first, pack_decreasing
 
 # ---- tunables -------------------------------------------------------------------------
 # 2-way FM passes after each grown bisection are `fm_passes`; the final k-way FM over the
@@ -320,46 +322,6 @@ def _polish(arrays, parts, maxw, rng, passes, pairwise_rounds=PAIRWISE_ROUNDS):
 
 # ---- last resort for heavy vertices ----------------------------------------------------------
 
-@njit(cache=True)
-def _pack_decreasing(indptr, indices, ewgt, vwgt, order, preferred, maxw, use_edges):
-    """Block per vertex by packing vertices in `order` (heaviest first); returns (parts, fits).
-
-    Each vertex goes to preferred[v] when that fits (preferred[v] >= 0), else (use_edges) to
-    the block with room it has most edge weight to among its packed neighbours, else to the
-    block with the most room (LPT, which also decides ties).
-    """
-    k = maxw.shape[0]
-    n = vwgt.shape[0]
-    bw = np.zeros(k, dtype=np.float64)
-    conn = np.zeros(k, dtype=np.float64)
-    parts = np.full(n, -1, dtype=np.int64)
-    fits = True
-    for i in range(order.shape[0]):
-        v = order[i]
-        b = preferred[v]
-        if b < 0 or bw[b] + vwgt[v] > maxw[b]:
-            b = 0
-            for c in range(1, k):
-                if maxw[c] - bw[c] > maxw[b] - bw[b]:
-                    b = c
-            if use_edges:
-                for e in range(indptr[v], indptr[v + 1]):
-                    if parts[indices[e]] >= 0:
-                        conn[parts[indices[e]]] += ewgt[e]
-                for e in range(indptr[v], indptr[v + 1]):
-                    c = parts[indices[e]]
-                    if c >= 0 and bw[c] + vwgt[v] <= maxw[c] and conn[c] > conn[b]:
-                        b = c
-                for e in range(indptr[v], indptr[v + 1]):
-                    if parts[indices[e]] >= 0:
-                        conn[parts[indices[e]]] = 0.0
-            if bw[b] + vwgt[v] > maxw[b]:
-                fits = False
-        parts[v] = b
-        bw[b] += vwgt[v]
-    return parts, fits
-
-
 def _repair_by_packing(arrays, parts, maxw, rng, fm_passes, key):
     """Balance by bin packing when least-loss moves could not (a few heavy vertices, little slack).
 
@@ -368,11 +330,11 @@ def _repair_by_packing(arrays, parts, maxw, rng, fm_passes, key):
     pairwise FM (which keep it balanced). Returns the best
     of the input and the packings by (overload, cut): a balanced partition beats a better cut.
     """
-    order = np.argsort(-arrays[3], kind="stable")
+    order = heaviest_first(arrays[3])
     best, best_key = parts, key
     none = np.full(parts.shape[0], -1, dtype=np.int64)
     for preferred, use_edges in ((parts, True), (parts, False), (none, True), (none, False)):
-        packed, fits = _pack_decreasing(*arrays, order, preferred, maxw, use_edges)
+        packed, fits = pack_decreasing(*arrays, order, preferred, maxw, use_edges)
         if not fits:
             continue
         key = _polish(arrays, packed, maxw, rng, max(FINAL_KWAY_PASSES, int(fm_passes)))

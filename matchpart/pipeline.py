@@ -9,12 +9,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from numba import njit
 
 from . import backend as _backend
 from . import metrics
 from .coarsen import cluster_mapping, coarsen, level_summaries
-from .coarsen.contract import sum_by_index
 from .graph import as_graph
 from .matchers import RATINGS, resolve
 from .presets import get_preset
@@ -67,78 +65,60 @@ def _check_k_eps(k, eps, n):
 
 
 def _refine_level(graph, parts, k, lmax, preset, seed, finest):
-    """Jet, then rebalance if still overweight, then (optionally) k-way FM on the CPU."""
-    from .refine import jet_refine, rebalance
+    """Jet (rebalancing when overweight), then k-way FM on the CPU: a few compiled calls per level."""
+    from .refine.fm import refine_arrays
+    from .refine.jet import jet_arrays
+    from .refine.state import host_arrays
     be = graph.backend
     c = JET_C_FINEST if finest else JET_C_COARSE
+    if be.is_gpu:
+        return _refine_level_gpu(graph, parts, k, lmax, preset, seed, c)
+    arrays = host_arrays(graph)               # one host copy of the level for every refiner
+    maxw = np.full(k, float(lmax))
+    parts = jet_arrays(arrays, parts, maxw, seed=seed, patience=preset.jet_patience, negative_gain_factor=c)
+    if preset.fm_passes:
+        refine_arrays(arrays, parts, maxw, seed=seed, passes=preset.fm_passes)   # rebalances first if needed
+    return parts
+
+
+def _refine_level_gpu(graph, parts, k, lmax, preset, seed, c):
+    """The same steps on the device (whole-array Jet and rebalancing); FM only if the preset asks."""
+    from .refine import jet_refine, kway_fm, rebalance
+    be = graph.backend
     parts = jet_refine(graph, parts, k, lmax, seed=seed, patience=preset.jet_patience,
-                       negative_gain_factor=c)
+                       negative_gain_factor=c, method="xp")
     if not _balanced(graph, parts, k, lmax):
-        parts = rebalance(graph, parts, k, lmax, seed=seed)
-    if preset.fm_passes and (preset.fm_on_gpu or not be.is_gpu):
-        from .refine import kway_fm
+        parts = rebalance(graph, parts, k, lmax, seed=seed, method="xp")
+    if preset.fm_passes and preset.fm_on_gpu:
         host = graph.to("cpu")
         parts = be.to_device(kway_fm(host, be.to_host(parts), k, lmax, seed=seed, passes=preset.fm_passes))
     return be.xp.asarray(parts).astype(be.xp.int64, copy=False)
-
-
-@njit(cache=True)
-def _packing_kernel(order, indptr, indices, ewgt, vwgt, k, lmax):
-    """Heaviest vertex first: into the best-connected block it fits in, else the lightest.
-
-    With lmax = 0 no block "fits", which is plain LPT (longest processing time first).
-    """
-    load = np.zeros(k, dtype=np.float64)
-    conn = np.zeros(k, dtype=np.float64)
-    parts = np.full(order.shape[0], -1, dtype=np.int64)
-    for v in order:
-        for e in range(indptr[v], indptr[v + 1]):
-            b = parts[indices[e]]
-            if b >= 0:
-                conn[b] += ewgt[e]
-        best = np.argmin(load)
-        for e in range(indptr[v], indptr[v + 1]):
-            b = parts[indices[e]]
-            if b >= 0 and load[b] + vwgt[v] <= lmax and conn[b] > conn[best]:
-                best = b
-        for e in range(indptr[v], indptr[v + 1]):
-            b = parts[indices[e]]
-            if b >= 0:
-                conn[b] = 0.0
-        parts[v] = best
-        load[best] += vwgt[v]
-    return parts
 
 
 def _packing_fallback(graph, k, lmax, preset, seed):
     """A balanced start for hard bin-packing cases (few heavy vertices per block), then refined.
 
     The multilevel run can miss balance when blocks hold only a handful of heavy vertices
-    (e.g. example_weighted with k=32): greedy growing then is a bin-packing heuristic it was
-    not built to be. LPT packing ignores edges but often meets the bound; the refiners keep
-    balance while they win back cut.
+    (e.g. example_weighted with k=32); see refine/packing.py.
     """
+    from .refine.packing import heaviest_first, pack_decreasing
+    from .refine.state import host_arrays
     be = graph.backend
-    vw = be.to_host(graph.vwgt).astype(np.float64)
+    arrays = host_arrays(graph)
     tie = be.to_host(be.hash32(seed, PACKING_STREAM, be.xp.arange(graph.n))).astype(np.float64)
-    order = np.lexsort((tie, -vw))
-    h = be.to_host
-    csr = (h(graph.indptr), h(graph.indices), h(graph.ewgt).astype(np.float64))
+    order = heaviest_first(arrays[3], tie)
+    none = np.full(graph.n, -1, dtype=np.int64)
+    maxw = np.full(k, float(lmax))
     best = None
-    for bound in (float(lmax), 0.0):  # connectivity-aware packing first, plain LPT second
-        parts = be.to_device(_packing_kernel(order, *csr, vw, k, bound))
-        if not _balanced(graph, parts, k, lmax):
+    for use_edges in (True, False):  # connectivity-aware packing first, plain LPT second
+        packed, fits = pack_decreasing(*arrays, order, none, maxw, use_edges)
+        if not fits:
             continue
-        parts = _refine_level(graph, parts, k, lmax, preset, seed, finest=True)
+        parts = _refine_level(graph, be.to_device(packed), k, lmax, preset, seed, finest=True)
         cut = metrics.edge_cut(graph, parts)
         if best is None or cut < best[0]:
             best = (cut, parts)
     return None if best is None else best[1]
-
-
-def _block_weights(graph, parts, k):
-    # exact int64 sums on the GPU too (see sum_by_index)
-    return sum_by_index(graph.backend, parts, graph.vwgt, k)
 
 
 def _imbalance(bw, total, k):
@@ -147,7 +127,7 @@ def _imbalance(bw, total, k):
 
 
 def _balanced(graph, parts, k, lmax):
-    return bool((_block_weights(graph, parts, k) <= lmax).all().item())
+    return bool((metrics.block_weights(graph, parts, k) <= lmax).all().item())
 
 
 def _vcycle(graph, k, eps, lmax, *, matcher, rating, seed, preset, coarsening, timings):
@@ -260,7 +240,7 @@ def partition(graph, k, *, matcher="local_max", rating="expansion_star2", eps=0.
             if p is not None and _balanced(g, p, k, lmax):
                 parts = p
     host_parts = be.to_host(parts).astype(np.int64)
-    bw = be.to_host(_block_weights(g, parts, k))
+    bw = be.to_host(metrics.block_weights(g, parts, k))
     feasible = bool((bw <= lmax).all())
     if not feasible:
         why = (metrics.infeasibility_proof(be.to_host(g.vwgt), k, lmax) or

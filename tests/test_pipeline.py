@@ -216,11 +216,12 @@ def test_gpu_equals_cpu_for_integer_weights(coarsening):
 
 
 def test_packing_kernel_is_lpt_without_bound():
-    from matchpart.pipeline import _packing_kernel
+    from matchpart.refine.packing import heaviest_first, pack_decreasing
     vw = np.array([5.0, 4.0, 3.0, 3.0, 3.0])
-    order = np.argsort(-vw, kind="stable")
-    empty = (np.zeros(6, dtype=np.int64), np.zeros(0, dtype=np.int32), np.zeros(0))
-    parts = _packing_kernel(order, *empty, vw, 2, 0.0)
+    order = heaviest_first(vw)
+    empty = (np.zeros(6, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0))
+    parts, fits = pack_decreasing(*empty, vw, order, np.full(5, -1), np.zeros(2), False)
+    assert not fits
     # LPT: 5 -> A, 4 -> B, 3 -> B (7), 3 -> A (8), 3 -> B (10)
     assert np.bincount(parts, weights=vw).tolist() == [8.0, 10.0]
 

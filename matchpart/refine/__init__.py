@@ -1,17 +1,14 @@
-"""Refinement: Jet-style parallel label propagation, rebalancing, and k-way FM (CPU).
+"""Refinement: Jet-style parallel label propagation, rebalancing, k-way and 2-way FM.
 
-``jet_refine`` and ``rebalance`` work on either backend; ``kway_fm`` (refine/fm.py) is the
-compiled CPU refiner for the quality preset and is imported on first use.
+One module per job: heap.py (priority queue), gain_cache.py (block connectivity per
+vertex), kway_fm.py and fm2.py (the compiled FM passes), fm.py (their entry points),
+jet.py, rebalance.py, destinations.py (the best-block scan Jet and rebalancing share),
+packing.py (heaviest-first packing), state.py (block weights, cut, validation).
+``jet_refine`` and ``rebalance`` run on either backend; FM runs on the CPU.
 """
-from .balance import best_destinations, rebalance
+from .destinations import best_destinations
+from .fm import kway_fm
 from .jet import jet_refine
+from .rebalance import rebalance
 
 __all__ = ["jet_refine", "rebalance", "best_destinations", "kway_fm"]
-
-
-def __getattr__(name):
-    # fm.py is another module's job and compiles numba code: load it only when asked for
-    if name == "kway_fm":
-        from .fm import kway_fm
-        return kway_fm
-    raise AttributeError(f"module 'matchpart.refine' has no attribute {name!r}")

@@ -1,7 +1,7 @@
-"""Jet-style parallel label-propagation refinement (Gilbert, Rajamanickam et al.), on numpy or cupy.
+"""Jet-style parallel label-propagation refinement (Gilbert, Rajamanickam et al.): compiled on the CPU, whole-array on numpy or cupy.
 
 One iteration:
-1. if a block is over the bound, rebalance (balance.py) first;
+1. if a block is over the bound, rebalance (rebalance.py) first;
 2. score the current partition (cut, overload) and keep the best one seen;
 3. "lp": every unlocked boundary vertex picks its most connected adjacent block; it becomes
    a candidate when the gain is positive or the loss is small, -gain < floor(c * conn_own)
@@ -16,8 +16,13 @@ from __future__ import annotations
 
 import math
 
-from .balance import (best_destinations, block_weights, check_partition, gather_rows, overload,
-                      rebalance, row_ids, cast_like)
+import numpy as np
+from numba import njit
+
+from .destinations import _best_destinations_nb, best_destinations, gather_rows, hash64_nb, hash_key_nb, row_ids
+from .rebalance import MAX_ROUNDS as _REBALANCE_ROUNDS
+from .rebalance import rebalance, rebalance_nb
+from .state import host_arrays, block_weights, cast_like, check_partition, host_block_weights, host_overload, overload
 
 # Tunables (defaults follow the Jet paper where it gives one)
 MAX_ITERATIONS = 200           # hard cap; patience normally ends the loop far earlier
@@ -42,35 +47,146 @@ def jet_refine(graph, parts, k, max_block_weight, *, seed=0, max_iterations=MAX_
     whenever the input is (or rebalancing reached balance) and its cut is never above the
     input's when the input is balanced. If balance is never reached (infeasible bound) the
     least overloaded partition seen is returned. ``negative_gain_factor`` is Jet's c (see
-    NEGATIVE_GAIN_FACTOR). ``method``: "auto", "numba" (CPU kernel for the connectivity scan)
-    or "xp" (whole-array, numpy or cupy; used on the GPU).
+    NEGATIVE_GAIN_FACTOR). ``method``: "auto" (numba on the CPU, xp on the GPU), "numba"
+    (the whole loop as one compiled call, CPU) or "xp" (whole-array rounds, numpy or cupy);
+    both give the same partition for the same seed (exactly, for integer weights).
     """
     p = check_partition(graph, parts, k, max_block_weight)
     be = graph.backend
-    xp = be.xp
     if max_iterations < 0 or patience < 1:
         raise ValueError(f"need max_iterations >= 0 and patience >= 1, got {max_iterations}, {patience}")
     if not 0 <= negative_gain_factor:
         raise ValueError(f"negative_gain_factor must be >= 0, got {negative_gain_factor}")
+    if method == "auto":
+        method = "xp" if be.is_gpu else "numba"
+    if method not in ("numba", "xp"):
+        raise ValueError(f"method must be 'auto', 'numba' or 'xp', got {method!r}")
+    if method == "numba" and be.is_gpu:
+        raise ValueError("method='numba' runs on the CPU only; use method='xp' for a GPU graph")
     if graph.n == 0 or k == 1:
         return cast_like(parts, p, be)
-    lmax = max_block_weight
-    rows = row_ids(graph) if method == "xp" or (method == "auto" and be.is_gpu) else None
+    if method == "numba":
+        maxw = np.full(int(k), float(max_block_weight))
+        best = jet_arrays(host_arrays(graph), p, maxw, seed=seed, max_iterations=max_iterations,
+                          patience=patience, negative_gain_factor=negative_gain_factor,
+                          min_improvement=min_improvement)
+        return cast_like(parts, best, be)
+    return cast_like(parts, _jet_xp(graph, p, k, max_block_weight, seed, max_iterations, patience,
+                                    negative_gain_factor, min_improvement), be)
+
+
+def jet_arrays(arrays, parts, maxw, *, seed=0, max_iterations=MAX_ITERATIONS, patience=PATIENCE,
+               negative_gain_factor=NEGATIVE_GAIN_FACTOR, min_improvement=MIN_IMPROVEMENT):
+    """Jet on host arrays (see fm.host_arrays) with per-block bounds maxw; parts is not modified.
+
+    The pipeline's entry: no validation (the caller owns the arrays), one compiled call.
+    """
+    indptr, indices, ewgt, vwgt = arrays
+    return jet_nb(indptr, indices, ewgt, vwgt, parts.copy(), maxw, int(seed), int(max_iterations),
+                  int(patience), float(negative_gain_factor), float(min_improvement))
+
+
+# ---- compiled formulation (CPU) ----------------------------------------------------------------
+@njit(cache=True)
+def _lp_moves_nb(indptr, indices, ewgt, parts, dest, conn_dest, conn_own, c, prio_key):
+    """Vertices that move this iteration (ascending): candidates that survive the afterburner."""
+    n = parts.shape[0]
+    gain = conn_dest - conn_own
+    cand = np.zeros(n, dtype=np.bool_)
+    for v in range(n):
+        cand[v] = dest[v] >= 0 and -gain[v] < np.floor(c * conn_own[v])   # includes every positive gain
+    moved = np.empty(n, dtype=np.int64)
+    nm = 0
+    for v in range(n):
+        if not cand[v]:
+            continue
+        gv = gain[v]
+        hv = hash64_nb(v, prio_key)
+        new_gain = 0.0
+        for e in range(indptr[v], indptr[v + 1]):
+            u = indices[e]
+            where_u = parts[u]
+            if cand[u]:
+                gu = gain[u]
+                if gu > gv:
+                    where_u = dest[u]
+                elif gu == gv:
+                    hu = hash64_nb(u, prio_key)
+                    if hu < hv or (hu == hv and u < v):
+                        where_u = dest[u]
+            if where_u == dest[v]:
+                new_gain += ewgt[e]
+            elif where_u == parts[v]:
+                new_gain -= ewgt[e]
+        if new_gain > 0:
+            moved[nm] = v
+            nm += 1
+    return moved[:nm]
+
+
+@njit(cache=True)
+def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience, c, min_improvement):
+    """The loop of _jet_xp as one kernel (p is changed); returns the best partition seen."""
+    n = p.shape[0]
+    k = maxw.shape[0]
+    two_total = ewgt.sum()                  # every edge stored twice
+    locked = np.zeros(n, dtype=np.bool_)
+    active = np.ones(n, dtype=np.bool_)
+    everywhere = np.ones(k, dtype=np.bool_)
+    best = p.copy()
+    best_over = np.inf
+    best_cut = np.inf
+    stale = 0
+    for it in range(max_iterations + 1):
+        bw = host_block_weights(p, vwgt, k)
+        if (bw > maxw).any():
+            bw = rebalance_nb(indptr, indices, ewgt, vwgt, p, maxw, seed + 7919 * it, _REBALANCE_ROUNDS)
+        for v in range(n):
+            active[v] = not locked[v]
+        dest, conn_dest, conn_own = _best_destinations_nb(indptr, indices, ewgt, p, k, active, everywhere,
+                                                          hash_key_nb(seed, _STREAM_DEST + it))
+        cut = (two_total - conn_own.sum()) / 2
+        over = host_overload(bw, maxw)
+        if over < best_over or (over == best_over and cut < best_cut):
+            improved = over < best_over or cut < (1.0 - min_improvement) * best_cut
+            best[:] = p
+            best_over = over
+            best_cut = cut
+            stale = 0 if improved else stale + 1
+        else:
+            stale += 1
+        if stale >= patience or it == max_iterations:
+            break
+        moved = _lp_moves_nb(indptr, indices, ewgt, p, dest, conn_dest, conn_own, c,
+                             hash_key_nb(seed, _STREAM_PRIORITY + it))
+        if moved.shape[0] == 0 and not locked.any():
+            break                            # nothing left to try: a local optimum of this search
+        locked[:] = False
+        for v in moved:
+            p[v] = dest[v]
+            locked[v] = True
+    return best
+
+
+# ---- whole-array formulation (numpy or cupy; the GPU's) ---------------------------------------
+def _jet_xp(graph, p, k, lmax, seed, max_iterations, patience, negative_gain_factor, min_improvement):
+    be = graph.backend
+    xp = be.xp
+    rows = row_ids(graph)
     two_total = graph.ewgt.sum()            # every edge stored twice
     locked = xp.zeros(graph.n, dtype=bool)
     everywhere = xp.ones(k, dtype=bool)
-
     best = p.copy()
     best_score = (math.inf, math.inf)       # (overload, cut): balanced partitions first
     stale = 0
     for it in range(max_iterations + 1):
         bw = block_weights(graph, p, k)
         if bool((bw > lmax).any()):
-            p = be.to_device(rebalance(graph, p, k, lmax, seed=seed + 7919 * it, method=method))
+            p = be.to_device(rebalance(graph, p, k, lmax, seed=seed + 7919 * it, method="xp"))
             bw = block_weights(graph, p, k)
         dest, conn_dest, conn_own = best_destinations(
             graph, p, k, ~locked, everywhere, seed=seed, stream=_STREAM_DEST + it, rows=rows,
-            method=method)
+            method="xp")
         cut = (two_total - conn_own.sum()) / 2
         score = (float(overload(bw, lmax)), float(cut))
         if score < best_score:
@@ -87,8 +203,7 @@ def jet_refine(graph, parts, k, max_block_weight, *, seed=0, max_iterations=MAX_
         p[moved] = dest[moved]
         locked[:] = False
         locked[moved] = True
-    return cast_like(parts, best, be)
-
+    return best
 
 def _lp_moves(graph, parts, dest, conn_dest, conn_own, c, seed, it):
     """Vertices that move this iteration: candidates that survive the afterburner."""

@@ -1,0 +1,197 @@
+"""Per vertex, the adjacent block it is most connected to: the scan Jet and rebalancing share.
+
+``best_destinations`` has two implementations with one signature: a numba kernel (CPU; one
+pass over the adjacency with a dense per-block accumulator) and a whole-array version on
+``be.xp`` (sort-based, no atomics) that runs on numpy and cupy. Ties between equally
+connected blocks are broken by a hash of (seed, stream, v * k + b), the same on both.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..backend import rng as _rng
+
+_STREAM_TIES = 0x5EB1      # default hash stream for ties between equally connected destination blocks
+
+
+def row_ids(graph):
+    """The row (source vertex) of each stored CSR entry, int64.
+
+    Built with ``searchsorted`` rather than ``repeat`` because older CuPy rejects array-valued
+    repeat counts; empty rows are handled because ``side='right'`` picks the last row start.
+    """
+    xp = graph.backend.xp
+    e = xp.arange(graph.indices.shape[0], dtype=xp.int64)
+    return xp.searchsorted(graph.indptr, e, side="right").astype(xp.int64) - 1
+
+
+def gather_rows(graph, vertices):
+    """Stored entries of the given vertices' rows: (entry index, position of its row in ``vertices``)."""
+    xp = graph.backend.xp
+    lens = graph.indptr[vertices + 1] - graph.indptr[vertices]
+    offsets = xp.zeros(vertices.shape[0] + 1, dtype=xp.int64)
+    xp.cumsum(lens, out=offsets[1:])
+    total = int(offsets[-1])
+    e = xp.arange(total, dtype=xp.int64)
+    local = xp.searchsorted(offsets[1:], e, side="right").astype(xp.int64)
+    entries = graph.indptr[vertices][local] + (e - offsets[local])
+    return entries, local
+
+
+_GOLDEN = np.uint64(_rng._GOLDEN)
+_MIX1 = np.uint64(_rng._MIX1)
+_MIX2 = np.uint64(_rng._MIX2)
+
+
+_STREAM_MUL = np.uint64(_rng._STREAM)
+
+
+def hash_key(seed, stream):
+    """The per-(seed, stream) key of ``backend.rng.hash64``, so kernels hash identically."""
+    m = _rng._M64
+    return np.uint64(_rng._mix64_int((_rng._mix64_int((int(seed) + 1) * _rng._GOLDEN & m)
+                                      + (int(stream) + 1) * _rng._STREAM) & m))
+
+
+@njit(cache=True)
+def _mix64_nb(x):
+    x = x ^ (x >> np.uint64(30))
+    x = x * _MIX1
+    x = x ^ (x >> np.uint64(27))
+    x = x * _MIX2
+    return x ^ (x >> np.uint64(31))
+
+
+@njit(cache=True)
+def hash_key_nb(seed, stream):
+    """hash_key inside a kernel (wrapping uint64 arithmetic, as the Python ints masked to 64 bits)."""
+    s = _mix64_nb((np.uint64(seed) + np.uint64(1)) * _GOLDEN)
+    return _mix64_nb(s + (np.uint64(stream) + np.uint64(1)) * _STREAM_MUL)
+
+
+@njit(cache=True)
+def hash64_nb(counter, key):
+    """backend.rng.hash64 of one counter under a key from hash_key / hash_key_nb."""
+    return _mix64_nb(np.uint64(counter) * _GOLDEN + key)
+
+
+@njit(cache=True)
+def hash32_nb(counter, key):
+    """backend.rng.hash32 of one counter (the high half of hash64_nb)."""
+    return hash64_nb(counter, key) >> np.uint64(32)
+
+
+@njit(cache=True)
+def _best_destinations_nb(indptr, indices, ewgt, parts, k, active, allowed, key):
+    n = indptr.shape[0] - 1
+    dest = np.full(n, -1, dtype=np.int64)
+    conn_dest = np.zeros(n, dtype=ewgt.dtype)
+    conn_own = np.zeros(n, dtype=ewgt.dtype)
+    acc = np.zeros(k, dtype=ewgt.dtype)       # connectivity per block, reset after each vertex
+    touched = np.empty(k, dtype=np.int64)     # blocks with acc != 0 (edge weights are positive)
+    for v in range(n):
+        own = parts[v]
+        act = active[v]
+        nt = 0
+        for e in range(indptr[v], indptr[v + 1]):
+            b = parts[indices[e]]
+            w = ewgt[e]
+            if b == own:
+                conn_own[v] += w
+            elif act and allowed[b]:
+                if acc[b] == 0:
+                    touched[nt] = b
+                    nt += 1
+                acc[b] += w
+        if nt == 0:
+            continue
+        best = touched[0]
+        best_c = acc[best]
+        best_h = hash32_nb(v * k + best, key)
+        acc[best] = 0
+        for t in range(1, nt):
+            b = touched[t]
+            c = acc[b]
+            acc[b] = 0
+            if c < best_c:
+                continue
+            h = hash32_nb(v * k + b, key)
+            if c > best_c or h < best_h or (h == best_h and b < best):
+                best, best_c, best_h = b, c, h
+        dest[v] = best
+        conn_dest[v] = best_c
+    return dest, conn_dest, conn_own
+
+
+def _best_destinations_xp(graph, parts, k, active, allowed, seed, stream, rows):
+    be = graph.backend
+    xp = be.xp
+    n = graph.n
+    nb = parts[graph.indices]
+    same = nb == parts[rows]
+    zero = xp.zeros((), dtype=graph.ewgt.dtype)
+    conn_own = be.segment_sum(xp.where(same, graph.ewgt, zero), graph.indptr).astype(graph.ewgt.dtype)
+    dest = xp.full(n, -1, dtype=xp.int64)
+    conn_dest = xp.zeros(n, dtype=graph.ewgt.dtype)
+    sel = ~same & active[rows] & allowed[nb]
+    ev = rows[sel]
+    if ev.shape[0] == 0:
+        return dest, conn_dest, conn_own
+    # connectivity of each (vertex, block) pair: sort pair keys, sum the runs
+    key = ev * k + nb[sel]
+    order = xp.argsort(key)
+    ks = key[order]
+    ws = graph.ewgt[sel][order]
+    start = xp.ones(ks.shape[0], dtype=bool)
+    start[1:] = ks[1:] != ks[:-1]
+    starts = xp.flatnonzero(start)
+    csum = xp.zeros(ws.shape[0] + 1, dtype=ws.dtype)
+    xp.cumsum(ws, out=csum[1:])
+    ends = xp.empty_like(starts)
+    ends[:-1] = starts[1:]
+    ends[-1] = ws.shape[0]
+    conn = csum[ends] - csum[starts]
+    pair = ks[starts]
+    pv = pair // k
+    pb = pair % k
+    # per vertex, the pair with (max connectivity, min hash, min block): first after a lexsort
+    h = be.hash32(seed, stream, pair)
+    keys = xp.stack([pb.astype(xp.float64), h.astype(xp.float64),
+                     -conn.astype(xp.float64), pv.astype(xp.float64)])
+    o = xp.lexsort(keys)
+    sv = pv[o]
+    first = xp.ones(sv.shape[0], dtype=bool)
+    first[1:] = sv[1:] != sv[:-1]
+    winners = o[first]
+    dest[pv[winners]] = pb[winners]
+    conn_dest[pv[winners]] = conn[winners]
+    return dest, conn_dest, conn_own
+
+
+def best_destinations(graph, parts, k, active, allowed, *, seed=0, stream=_STREAM_TIES,
+                      rows=None, method="auto"):
+    """Per vertex: the best adjacent destination block and the connectivities that rate it.
+
+    Returns ``(dest, conn_dest, conn_own)`` on the graph's backend: ``conn_own[v]`` is the
+    weight of v's edges into its own block (every vertex); for ``active`` vertices, ``dest[v]``
+    is the block ``b != parts[v]`` with ``allowed[b]`` that v has the most edge weight to
+    (ties by a hash of (seed, stream, v*k+b), then lower id) and ``conn_dest[v]`` that weight;
+    ``dest = -1`` / ``conn_dest = 0`` for inactive vertices and those with no such neighbour.
+
+    ``method``: "numba" (CPU kernel), "xp" (whole-array, any backend) or "auto" (numba on CPU,
+    xp on GPU). ``rows`` may pass precomputed ``row_ids(graph)`` for the xp version.
+    """
+    be = graph.backend
+    if method == "auto":
+        method = "xp" if be.is_gpu else "numba"
+    if method == "numba":
+        if be.is_gpu:
+            raise ValueError("method='numba' runs on the CPU only; use method='xp' for a GPU graph")
+        return _best_destinations_nb(graph.indptr, graph.indices, graph.ewgt, parts, int(k),
+                                     active, allowed, hash_key(seed, stream))
+    if method != "xp":
+        raise ValueError(f"method must be 'auto', 'numba' or 'xp', got {method!r}")
+    if rows is None:
+        rows = row_ids(graph)
+    return _best_destinations_xp(graph, parts, int(k), active, allowed, seed, stream, rows)

@@ -1,0 +1,214 @@
+"""Compiled k-way FM passes on host arrays: a global pass and localized multi-try rounds.
+
+Both read moves from the gain cache (gain_cache.py): a move costs O(sum over v's neighbours
+of the blocks they touch) instead of O(sum of their degrees), which is what made FM slow on
+power-law and community graphs. Best state = lowest (overload, cut): moves only go into
+blocks with room, so overload never grows and an unbalanced input drifts towards balance
+while the cut is minimised. Every pass or search rolls back to its best prefix.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from . import gain_cache as gc
+from .heap import heap_pop, heap_remove, heap_set
+from .state import host_overload
+
+# ---- tunables -------------------------------------------------------------------------
+# A pass stops after this many moves in a row that did not give a new best state: FM's
+# hill climbing needs room to cross a valley of negative moves, but long fruitless tails
+# cost time and almost never pay off (KaFFPa stops after ~1% of n; METIS uses 15..100).
+STALL_MOVES_MIN = 200
+STALL_MOVES_FRACTION = 0.01
+# Localized multi-try FM (k > 2): a local search stops after this many moves without a new
+# best. Local searches are many and short; a long tail just wanders away from the seed.
+LOCAL_STALL_MOVES = 40
+
+
+def default_stall(n):
+    """Moves without improvement after which a pass stops (see STALL_MOVES_*)."""
+    return max(STALL_MOVES_MIN, int(STALL_MOVES_FRACTION * n))
+
+
+@njit(cache=True)
+def _has_other_block(v, indptr, indices, parts):
+    own = parts[v]
+    for e in range(indptr[v], indptr[v + 1]):
+        if parts[indices[e]] != own:
+            return True
+    return False
+
+
+@njit(cache=True)
+def _best(v, indptr, indices, ewgt, vwgt, parts, bw, maxw, cache):
+    """(gain, target) of v's best move to an adjacent block with room, from its (built) entries."""
+    block, conn, count, nb, scratch = cache
+    gc.build(v, indptr, indices, ewgt, parts, block, conn, count, nb, scratch)
+    return gc.best_move(v, parts[v], vwgt[v], bw, maxw, indptr, block, conn, nb)
+
+
+@njit(cache=True)
+def apply_move(v, to, indptr, indices, ewgt, vwgt, parts, bw, cache):
+    """Move v to block ``to``: parts, block weights and the neighbours' cache entries."""
+    frm = parts[v]
+    parts[v] = to
+    bw[frm] -= vwgt[v]
+    bw[to] += vwgt[v]
+    block, conn, count, nb, scratch = cache
+    gc.move(v, frm, to, indptr, indices, ewgt, block, conn, count, nb)
+
+
+@njit(cache=True)
+def _overload_after(bw, maxw, frm, to, w, cur_over):
+    """Total overload after moving weight w from frm to to (cur_over before)."""
+    old = max(bw[frm] - maxw[frm], 0.0) + max(bw[to] - maxw[to], 0.0)
+    new = max(bw[frm] - w - maxw[frm], 0.0) + max(bw[to] + w - maxw[to], 0.0)
+    over = cur_over + new - old
+    return 0.0 if over < 1e-9 * w else over   # float residue of a block that is exactly full
+
+
+@njit(cache=True)
+def fm_pass(indptr, indices, ewgt, vwgt, parts, bw, maxw, order, stall, cut, cache):
+    """One global FM pass in place; returns (cut, moves kept)."""
+    n = indptr.shape[0] - 1
+    keys = np.empty(n, dtype=np.float64)
+    verts = np.empty(n, dtype=np.int64)
+    pos = np.full(n, -1, dtype=np.int64)
+    size = np.zeros(1, dtype=np.int64)
+    locked = np.zeros(n, dtype=np.bool_)
+    log_v = np.empty(n, dtype=np.int64)
+    log_from = np.empty(n, dtype=np.int64)
+
+    for i in range(order.shape[0]):  # boundary vertices, inserted in random order for tie-breaking
+        v = order[i]
+        if _has_other_block(v, indptr, indices, parts):
+            g, t = _best(v, indptr, indices, ewgt, vwgt, parts, bw, maxw, cache)
+            if t >= 0:
+                heap_set(keys, verts, pos, size, v, g)
+
+    cur_cut = cut
+    cur_over = host_overload(bw, maxw)
+    best_cut = cur_cut
+    best_over = cur_over
+    best_len = 0
+    nmoves = 0
+    since_best = 0
+    while size[0] > 0 and since_best < stall:
+        v, key = heap_pop(keys, verts, pos, size)
+        g, t = _best(v, indptr, indices, ewgt, vwgt, parts, bw, maxw, cache)
+        if t < 0:
+            continue  # no block with room next to v any more
+        if g < key:
+            heap_set(keys, verts, pos, size, v, g)  # stale key (a block filled up); try again later
+            continue
+        frm = parts[v]
+        cur_over = _overload_after(bw, maxw, frm, t, vwgt[v], cur_over)
+        apply_move(v, t, indptr, indices, ewgt, vwgt, parts, bw, cache)
+        cur_cut -= g
+        locked[v] = True
+        log_v[nmoves] = v
+        log_from[nmoves] = frm
+        nmoves += 1
+        if cur_over < best_over or (cur_over == best_over and cur_cut < best_cut):
+            best_over = cur_over
+            best_cut = cur_cut
+            best_len = nmoves
+            since_best = 0
+        else:
+            since_best += 1
+        for e in range(indptr[v], indptr[v + 1]):
+            u = indices[e]
+            if locked[u]:
+                continue
+            gu, tu = _best(u, indptr, indices, ewgt, vwgt, parts, bw, maxw, cache)
+            if tu >= 0:
+                heap_set(keys, verts, pos, size, u, gu)
+            else:
+                heap_remove(keys, verts, pos, size, u)
+
+    for i in range(nmoves - 1, best_len - 1, -1):  # roll back to the best prefix
+        apply_move(log_v[i], log_from[i], indptr, indices, ewgt, vwgt, parts, bw, cache)
+    return best_cut, best_len
+
+
+@njit(cache=True)
+def localized_round(indptr, indices, ewgt, vwgt, parts, bw, maxw, order, stall, cut, cache):
+    """One round of localized multi-try FM (KaFFPa) in place; returns (cut, moves kept).
+
+    Each search starts from one boundary vertex not yet touched in this round, grows through
+    the neighbours of moved vertices only, stops after `stall` moves without a new best and
+    rolls back to its best prefix. Kept moves lock their vertices for the rest of the round;
+    many small searches find improvements that one global pass stalls on.
+    """
+    n = indptr.shape[0] - 1
+    keys = np.empty(n, dtype=np.float64)
+    verts = np.empty(n, dtype=np.int64)
+    pos = np.full(n, -1, dtype=np.int64)
+    size = np.zeros(1, dtype=np.int64)
+    done = np.zeros(n, dtype=np.bool_)  # seeded a search or kept a move: not touched again this round
+    search_of = np.full(n, -1, dtype=np.int64)  # id of the last search that moved the vertex
+    log_v = np.empty(n, dtype=np.int64)
+    log_from = np.empty(n, dtype=np.int64)
+    kept_total = 0
+    over = host_overload(bw, maxw)
+    for i in range(order.shape[0]):
+        s = order[i]
+        if done[s]:
+            continue
+        done[s] = True
+        if not _has_other_block(s, indptr, indices, parts):
+            continue
+        g, t = _best(s, indptr, indices, ewgt, vwgt, parts, bw, maxw, cache)
+        if t < 0:
+            continue
+        heap_set(keys, verts, pos, size, s, g)
+        cur_gain = 0.0
+        best_gain = 0.0
+        cur_over = over
+        best_over = over
+        nm = 0
+        best_len = 0
+        since_best = 0
+        while size[0] > 0 and since_best < stall:
+            v, key = heap_pop(keys, verts, pos, size)
+            g, t = _best(v, indptr, indices, ewgt, vwgt, parts, bw, maxw, cache)
+            if t < 0:
+                continue
+            if g < key:
+                heap_set(keys, verts, pos, size, v, g)
+                continue
+            frm = parts[v]
+            cur_over = _overload_after(bw, maxw, frm, t, vwgt[v], cur_over)
+            apply_move(v, t, indptr, indices, ewgt, vwgt, parts, bw, cache)
+            cur_gain += g
+            search_of[v] = i
+            log_v[nm] = v
+            log_from[nm] = frm
+            nm += 1
+            if cur_over < best_over or (cur_over == best_over and cur_gain > best_gain):
+                best_over = cur_over
+                best_gain = cur_gain
+                best_len = nm
+                since_best = 0
+            else:
+                since_best += 1
+            for e in range(indptr[v], indptr[v + 1]):
+                u = indices[e]
+                if done[u] or search_of[u] == i:
+                    continue
+                gu, tu = _best(u, indptr, indices, ewgt, vwgt, parts, bw, maxw, cache)
+                if tu >= 0:
+                    heap_set(keys, verts, pos, size, u, gu)
+                else:
+                    heap_remove(keys, verts, pos, size, u)
+        while size[0] > 0:  # empty the queue for the next search
+            heap_pop(keys, verts, pos, size)
+        for j in range(nm - 1, best_len - 1, -1):
+            apply_move(log_v[j], log_from[j], indptr, indices, ewgt, vwgt, parts, bw, cache)
+        for j in range(best_len):
+            done[log_v[j]] = True
+        cut -= best_gain
+        over = best_over
+        kept_total += best_len
+    return cut, kept_total

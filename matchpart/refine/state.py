@@ -1,0 +1,88 @@
+"""The state every refiner shares: validated block arrays, block weights, cut, overload.
+
+``block_weights`` is the one owner of block weights on a graph's backend (exact int64 for
+integer vertex weights, through ``metrics.block_weights``). The compiled helpers below are
+the host-array form the numba refiners keep incrementally: float64, which is exact for
+integer weights whose total stays below 2**53.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .. import metrics
+from ..graph import as_graph
+
+
+def block_weights(graph, parts, k):
+    """Weight of each block on the graph's backend (exact for integer weights)."""
+    return metrics.block_weights(graph, parts, k)
+
+
+def overload(bw, lmax):
+    """Total weight above the bound over all blocks (0 when balanced)."""
+    return (bw - lmax).clip(0).sum()
+
+
+def check_partition(graph, parts, k, max_block_weight):
+    """Validated int64 copy of ``parts`` on the graph's backend (raises ValueError on bad input)."""
+    be = graph.backend
+    xp = be.xp
+    if not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"k must be a positive integer, got {k!r}")
+    if not np.isfinite(float(max_block_weight)) or float(max_block_weight) <= 0:
+        raise ValueError(f"max_block_weight must be a positive finite number, got {max_block_weight!r}")
+    p = be.to_device(parts)
+    if p.ndim != 1 or p.shape[0] != graph.n:
+        raise ValueError(f"parts must be a 1-d array of length n={graph.n}, got shape {tuple(p.shape)}")
+    if p.dtype.kind not in "iu":
+        raise ValueError(f"parts must be an integer array, got dtype {p.dtype}")
+    p = p.astype(xp.int64, copy=True)
+    if graph.n and (int(p.min()) < 0 or int(p.max()) >= k):
+        raise ValueError(f"block ids must lie in 0..{k - 1}, got range {int(p.min())}..{int(p.max())}")
+    return p
+
+
+def cast_like(parts_in, parts, be):
+    """Result in the caller's integer dtype (int32 stays int32), on the graph's backend."""
+    dtype = getattr(parts_in, "dtype", None)
+    if dtype is not None and dtype.kind in "iu" and dtype != parts.dtype:
+        return parts.astype(dtype)
+    return parts
+
+
+def host_arrays(graph):
+    """(indptr int64, indices int64, ewgt float64, vwgt float64) host arrays the kernels take.
+
+    Accepts anything matchpart.graph.as_graph does (a Graph on any device, scipy, networkx).
+    """
+    g = as_graph(graph).to("cpu")
+    return (np.ascontiguousarray(g.indptr, dtype=np.int64), np.ascontiguousarray(g.indices, dtype=np.int64),
+            np.ascontiguousarray(g.ewgt, dtype=np.float64), np.ascontiguousarray(g.vwgt, dtype=np.float64))
+
+
+@njit(cache=True)
+def host_block_weights(parts, vwgt, k):
+    bw = np.zeros(k, dtype=np.float64)
+    for v in range(parts.shape[0]):
+        bw[parts[v]] += vwgt[v]
+    return bw
+
+
+@njit(cache=True)
+def host_overload(bw, maxw):
+    s = 0.0
+    for b in range(bw.shape[0]):
+        if bw[b] > maxw[b]:
+            s += bw[b] - maxw[b]
+    return s
+
+
+@njit(cache=True)
+def host_cut(indptr, indices, ewgt, parts):
+    c = 0.0
+    for v in range(indptr.shape[0] - 1):
+        for e in range(indptr[v], indptr[v + 1]):
+            if parts[indices[e]] != parts[v]:
+                c += ewgt[e]
+    return c / 2.0
