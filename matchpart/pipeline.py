@@ -77,7 +77,8 @@ def _refine_level(graph, parts, k, lmax, preset, seed, finest):
     maxw = np.full(k, float(lmax))
     parts = jet_arrays(arrays, parts, maxw, seed=seed, patience=preset.jet_patience, negative_gain_factor=c)
     if preset.fm_passes:
-        refine_arrays(arrays, parts, maxw, seed=seed, passes=preset.fm_passes)   # rebalances first if needed
+        refine_arrays(arrays, parts, maxw, seed=seed, passes=preset.fm_passes,   # rebalances first if needed
+                      localized=preset.fm_localized)
     return parts
 
 

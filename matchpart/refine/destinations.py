@@ -83,6 +83,46 @@ def hash32_nb(counter, key):
 
 
 @njit(cache=True)
+def vertex_destination(v, indptr, indices, ewgt, parts, k, act, allowed, key, acc, touched):
+    """One row of best_destinations: (dest, conn_dest, conn_own, weight to other blocks) of v.
+
+    ``acc`` (k zeros) and ``touched`` (k) are scratch; acc is left all zero again.
+    """
+    own = parts[v]
+    co = 0.0
+    out = 0.0
+    nt = 0
+    for e in range(indptr[v], indptr[v + 1]):
+        b = parts[indices[e]]
+        w = ewgt[e]
+        if b == own:
+            co += w
+        else:
+            out += w
+            if act and allowed[b]:
+                if acc[b] == 0:
+                    touched[nt] = b
+                    nt += 1
+                acc[b] += w
+    if nt == 0:
+        return -1, 0.0, co, out
+    best = touched[0]
+    best_c = acc[best]
+    best_h = hash32_nb(v * k + best, key)
+    acc[best] = 0
+    for t in range(1, nt):
+        b = touched[t]
+        c = acc[b]
+        acc[b] = 0
+        if c < best_c:
+            continue
+        h = hash32_nb(v * k + b, key)
+        if c > best_c or h < best_h or (h == best_h and b < best):
+            best, best_c, best_h = b, c, h
+    return best, best_c, co, out
+
+
+@njit(cache=True)
 def _best_destinations_nb(indptr, indices, ewgt, parts, k, active, allowed, key):
     n = indptr.shape[0] - 1
     dest = np.full(n, -1, dtype=np.int64)
@@ -91,36 +131,8 @@ def _best_destinations_nb(indptr, indices, ewgt, parts, k, active, allowed, key)
     acc = np.zeros(k, dtype=ewgt.dtype)       # connectivity per block, reset after each vertex
     touched = np.empty(k, dtype=np.int64)     # blocks with acc != 0 (edge weights are positive)
     for v in range(n):
-        own = parts[v]
-        act = active[v]
-        nt = 0
-        for e in range(indptr[v], indptr[v + 1]):
-            b = parts[indices[e]]
-            w = ewgt[e]
-            if b == own:
-                conn_own[v] += w
-            elif act and allowed[b]:
-                if acc[b] == 0:
-                    touched[nt] = b
-                    nt += 1
-                acc[b] += w
-        if nt == 0:
-            continue
-        best = touched[0]
-        best_c = acc[best]
-        best_h = hash32_nb(v * k + best, key)
-        acc[best] = 0
-        for t in range(1, nt):
-            b = touched[t]
-            c = acc[b]
-            acc[b] = 0
-            if c < best_c:
-                continue
-            h = hash32_nb(v * k + b, key)
-            if c > best_c or h < best_h or (h == best_h and b < best):
-                best, best_c, best_h = b, c, h
-        dest[v] = best
-        conn_dest[v] = best_c
+        dest[v], conn_dest[v], conn_own[v], _ = vertex_destination(v, indptr, indices, ewgt, parts, k, active[v],
+                                                                   allowed, key, acc, touched)
     return dest, conn_dest, conn_own
 
 

@@ -26,26 +26,31 @@ MIN_PASS_IMPROVEMENT = 1e-4
 
 
 @njit(cache=True)
-def _fm(indptr, indices, ewgt, vwgt, parts, bw, maxw, orders, stall, min_gain, boundary_only,
+def _fm(indptr, indices, ewgt, vwgt, parts, bw, maxw, passes, seed, stall, min_gain, boundary_only,
         local_stall, cache):
-    """Up to orders.shape[0] FM passes (one random vertex order each); returns (cut, moves, passes).
+    """Up to ``passes`` FM passes; returns (cut, moves, passes done).
 
-    A k-way pass (k > 2) is a global pass followed, when local_stall > 0, by a round of
-    localized multi-try searches; a 2-way pass is the two-queue pass.
+    Each pass queues vertices in a random order (it decides ties between equal gains), drawn
+    here from numba's generator seeded with ``seed``: one compiled call, no per-pass arrays
+    from Python. A k-way pass (k > 2) is a global pass followed, when local_stall > 0, by a
+    round of localized multi-try searches; a 2-way pass is the two-queue pass.
     """
+    n = indptr.shape[0] - 1
+    np.random.seed(seed)
     cut = host_cut(indptr, indices, ewgt, parts)
     moves = 0
     done = 0
-    for p in range(orders.shape[0]):
+    for p in range(passes):
+        order = np.random.permutation(n)
         before_cut = cut
         before_over = host_overload(bw, maxw)
         if bw.shape[0] == 2:
-            cut, kept = fm2_pass(indptr, indices, ewgt, vwgt, parts, bw, maxw, orders[p], stall, cut,
+            cut, kept = fm2_pass(indptr, indices, ewgt, vwgt, parts, bw, maxw, order, stall, cut,
                                  boundary_only)
         else:
-            cut, kept = fm_pass(indptr, indices, ewgt, vwgt, parts, bw, maxw, orders[p], stall, cut, cache)
+            cut, kept = fm_pass(indptr, indices, ewgt, vwgt, parts, bw, maxw, order, stall, cut, cache)
             if local_stall > 0:
-                cut, kept_local = localized_round(indptr, indices, ewgt, vwgt, parts, bw, maxw, orders[p],
+                cut, kept_local = localized_round(indptr, indices, ewgt, vwgt, parts, bw, maxw, order,
                                                   local_stall, cut, cache)
                 kept += kept_local
         moves += kept
@@ -56,12 +61,6 @@ def _fm(indptr, indices, ewgt, vwgt, parts, bw, maxw, orders, stall, min_gain, b
             break
     return cut, moves, done
 
-
-
-def _orders(n, passes, seed):
-    """One random vertex order per pass (queue insertion order decides ties between equal gains)."""
-    rng = np.random.default_rng(seed)
-    return rng.permuted(np.broadcast_to(np.arange(n, dtype=np.int64), (passes, n)), axis=1)
 
 
 def _check_parts(parts, n, k):
@@ -96,7 +95,7 @@ def refine_arrays(arrays, parts, maxw, *, seed=0, passes=4, stall=None, rebalanc
         rb_moves = int(serial_rebalance(indptr, indices, ewgt, vwgt, parts, bw, maxw,
                                         np.random.default_rng(seed ^ 0x5EED).permutation(n), cache))
     stall = default_stall(n) if stall is None else int(stall)
-    cut, moves, done = _fm(indptr, indices, ewgt, vwgt, parts, bw, maxw, _orders(n, passes, seed), stall,
+    cut, moves, done = _fm(indptr, indices, ewgt, vwgt, parts, bw, maxw, int(passes), int(seed) % 2**32, stall,
                            MIN_PASS_IMPROVEMENT, boundary_only, LOCAL_STALL_MOVES if localized else 0, cache)
     return {"cut": cut, "initial_cut": initial_cut, "moves": int(moves), "passes": int(done),
             "rebalance_moves": rb_moves, "overload": float(host_overload(bw, maxw))}

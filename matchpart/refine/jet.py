@@ -19,7 +19,8 @@ import math
 import numpy as np
 from numba import njit
 
-from .destinations import _best_destinations_nb, best_destinations, gather_rows, hash64_nb, hash_key_nb, row_ids
+from .destinations import best_destinations, gather_rows, hash64_nb, hash_key_nb, row_ids, vertex_destination
+from .kway_fm import _has_other_block
 from .rebalance import MAX_ROUNDS as _REBALANCE_ROUNDS
 from .rebalance import rebalance, rebalance_nb
 from .state import host_arrays, block_weights, cast_like, check_partition, host_block_weights, host_overload, overload
@@ -88,26 +89,66 @@ def jet_arrays(arrays, parts, maxw, *, seed=0, max_iterations=MAX_ITERATIONS, pa
 
 # ---- compiled formulation (CPU) ----------------------------------------------------------------
 @njit(cache=True)
-def _lp_moves_nb(indptr, indices, ewgt, parts, dest, conn_dest, conn_own, c, prio_key):
-    """Vertices that move this iteration (ascending): candidates that survive the afterburner."""
-    n = parts.shape[0]
-    gain = conn_dest - conn_own
-    cand = np.zeros(n, dtype=np.bool_)
-    for v in range(n):
-        cand[v] = dest[v] >= 0 and -gain[v] < np.floor(c * conn_own[v])   # includes every positive gain
-    moved = np.empty(n, dtype=np.int64)
+def _boundary_from_scratch(indptr, indices, parts, bnd, in_list):
+    """List every vertex with a neighbour in another block; returns how many."""
+    nb = 0
+    for v in range(parts.shape[0]):
+        in_list[v] = False
+        for e in range(indptr[v], indptr[v + 1]):
+            if parts[indices[e]] != parts[v]:
+                bnd[nb] = v
+                nb += 1
+                in_list[v] = True
+                break
+    return nb
+
+
+@njit(cache=True)
+def _scan(indptr, indices, ewgt, parts, k, bnd, nb, in_list, locked, key, dest, conn_dest, conn_own, acc, touched,
+          everywhere):
+    """best_destinations for the listed vertices (dropping those no longer on the boundary).
+
+    Interior vertices have no destination, so this is _best_destinations_nb restricted to the
+    boundary: same dest / connectivities, same hash ties. Returns (vertices kept, 2 * cut).
+    """
+    kept = 0
+    two_cut = 0.0
+    for i in range(nb):
+        v = bnd[i]
+        d, cd, co, out = vertex_destination(v, indptr, indices, ewgt, parts, k, not locked[v], everywhere,
+                                            key, acc, touched)
+        dest[v] = d
+        conn_dest[v] = cd
+        conn_own[v] = co
+        if out == 0 and not _has_other_block(v, indptr, indices, parts):
+            in_list[v] = False       # interior now: leaves the list
+            continue
+        bnd[kept] = v
+        kept += 1
+        two_cut += out
+    return kept, two_cut
+
+
+@njit(cache=True)
+def _lp_moves_nb(indptr, indices, ewgt, parts, bnd, nb, dest, conn_dest, conn_own, c, prio_key, cand, moved):
+    """Fill moved with the listed vertices that move this iteration (candidates that survive
+    the afterburner), in list order; returns how many."""
+    for i in range(nb):
+        v = bnd[i]
+        cand[v] = dest[v] >= 0 and -(conn_dest[v] - conn_own[v]) < np.floor(c * conn_own[v])
     nm = 0
-    for v in range(n):
+    for i in range(nb):
+        v = bnd[i]
         if not cand[v]:
             continue
-        gv = gain[v]
+        gv = conn_dest[v] - conn_own[v]
         hv = hash64_nb(v, prio_key)
         new_gain = 0.0
         for e in range(indptr[v], indptr[v + 1]):
             u = indices[e]
             where_u = parts[u]
             if cand[u]:
-                gu = gain[u]
+                gu = conn_dest[u] - conn_own[u]
                 if gu > gv:
                     where_u = dest[u]
                 elif gu == gv:
@@ -121,31 +162,46 @@ def _lp_moves_nb(indptr, indices, ewgt, parts, dest, conn_dest, conn_own, c, pri
         if new_gain > 0:
             moved[nm] = v
             nm += 1
-    return moved[:nm]
+    for i in range(nb):
+        cand[bnd[i]] = False
+    return nm
 
 
 @njit(cache=True)
 def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience, c, min_improvement):
-    """The loop of _jet_xp as one kernel (p is changed); returns the best partition seen."""
+    """The loop of _jet_xp as one kernel (p is changed); returns the best partition seen.
+
+    Each iteration scans the boundary vertices only (interior ones have no move), kept in a
+    list that the moved vertices' neighbourhoods extend: O(boundary) instead of O(m) work.
+    """
     n = p.shape[0]
     k = maxw.shape[0]
-    two_total = ewgt.sum()                  # every edge stored twice
     locked = np.zeros(n, dtype=np.bool_)
-    active = np.ones(n, dtype=np.bool_)
+    in_list = np.zeros(n, dtype=np.bool_)
+    cand = np.zeros(n, dtype=np.bool_)
+    bnd = np.empty(n, dtype=np.int64)
+    moved = np.empty(n, dtype=np.int64)
+    dest = np.full(n, -1, dtype=np.int64)
+    conn_dest = np.zeros(n, dtype=ewgt.dtype)
+    conn_own = np.zeros(n, dtype=ewgt.dtype)
+    acc = np.zeros(k, dtype=ewgt.dtype)
+    touched = np.empty(k, dtype=np.int64)
     everywhere = np.ones(k, dtype=np.bool_)
+    nb = _boundary_from_scratch(indptr, indices, p, bnd, in_list)
+    bw = host_block_weights(p, vwgt, k)
+    nm = 0                                   # vertices moved (and locked) by the last iteration
     best = p.copy()
     best_over = np.inf
     best_cut = np.inf
     stale = 0
     for it in range(max_iterations + 1):
-        bw = host_block_weights(p, vwgt, k)
         if (bw > maxw).any():
             bw = rebalance_nb(indptr, indices, ewgt, vwgt, p, maxw, seed + 7919 * it, _REBALANCE_ROUNDS)
-        for v in range(n):
-            active[v] = not locked[v]
-        dest, conn_dest, conn_own = _best_destinations_nb(indptr, indices, ewgt, p, k, active, everywhere,
-                                                          hash_key_nb(seed, _STREAM_DEST + it))
-        cut = (two_total - conn_own.sum()) / 2
+            nb = _boundary_from_scratch(indptr, indices, p, bnd, in_list)
+        nb, two_cut = _scan(indptr, indices, ewgt, p, k, bnd, nb, in_list, locked,
+                            hash_key_nb(seed, _STREAM_DEST + it), dest, conn_dest, conn_own, acc, touched,
+                            everywhere)
+        cut = two_cut / 2
         over = host_overload(bw, maxw)
         if over < best_over or (over == best_over and cut < best_cut):
             improved = over < best_over or cut < (1.0 - min_improvement) * best_cut
@@ -157,14 +213,31 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
             stale += 1
         if stale >= patience or it == max_iterations:
             break
-        moved = _lp_moves_nb(indptr, indices, ewgt, p, dest, conn_dest, conn_own, c,
-                             hash_key_nb(seed, _STREAM_PRIORITY + it))
-        if moved.shape[0] == 0 and not locked.any():
+        for i in range(nm):
+            locked[moved[i]] = False
+        nm_new = _lp_moves_nb(indptr, indices, ewgt, p, bnd, nb, dest, conn_dest, conn_own, c,
+                              hash_key_nb(seed, _STREAM_PRIORITY + it), cand, moved)
+        if nm_new == 0 and nm == 0:
             break                            # nothing left to try: a local optimum of this search
-        locked[:] = False
-        for v in moved:
+        nm = nm_new
+        for i in range(nm):
+            v = moved[i]
+            bw[p[v]] -= vwgt[v]
+            bw[dest[v]] += vwgt[v]
             p[v] = dest[v]
             locked[v] = True
+        for i in range(nm):                  # the boundary can only grow next to moved vertices
+            v = moved[i]
+            if not in_list[v]:
+                in_list[v] = True
+                bnd[nb] = v
+                nb += 1
+            for e in range(indptr[v], indptr[v + 1]):
+                u = indices[e]
+                if not in_list[u]:
+                    in_list[u] = True
+                    bnd[nb] = u
+                    nb += 1
     return best
 
 

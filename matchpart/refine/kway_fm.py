@@ -138,16 +138,18 @@ def localized_round(indptr, indices, ewgt, vwgt, parts, bw, maxw, order, stall, 
 
     Each search starts from one boundary vertex not yet touched in this round, grows through
     the neighbours of moved vertices only, stops after `stall` moves without a new best and
-    rolls back to its best prefix. Kept moves lock their vertices for the rest of the round;
-    many small searches find improvements that one global pass stalls on.
+    rolls back to its best prefix. Many small searches find improvements that one global
+    pass stalls on. A vertex moves at most once per round, kept or rolled back (KaMinPar's
+    rule): a round then costs O(m), where letting later searches move rolled-back vertices
+    again cost 50-100x the global pass on power-law graphs (hubs are every search's
+    neighbour) for under 1% of cut.
     """
     n = indptr.shape[0] - 1
     keys = np.empty(n, dtype=np.float64)
     verts = np.empty(n, dtype=np.int64)
     pos = np.full(n, -1, dtype=np.int64)
     size = np.zeros(1, dtype=np.int64)
-    done = np.zeros(n, dtype=np.bool_)  # seeded a search or kept a move: not touched again this round
-    search_of = np.full(n, -1, dtype=np.int64)  # id of the last search that moved the vertex
+    done = np.zeros(n, dtype=np.bool_)  # seeded a search or moved: not touched again this round
     log_v = np.empty(n, dtype=np.int64)
     log_from = np.empty(n, dtype=np.int64)
     kept_total = 0
@@ -182,7 +184,7 @@ def localized_round(indptr, indices, ewgt, vwgt, parts, bw, maxw, order, stall, 
             cur_over = _overload_after(bw, maxw, frm, t, vwgt[v], cur_over)
             apply_move(v, t, indptr, indices, ewgt, vwgt, parts, bw, cache)
             cur_gain += g
-            search_of[v] = i
+            done[v] = True
             log_v[nm] = v
             log_from[nm] = frm
             nm += 1
@@ -195,7 +197,7 @@ def localized_round(indptr, indices, ewgt, vwgt, parts, bw, maxw, order, stall, 
                 since_best += 1
             for e in range(indptr[v], indptr[v + 1]):
                 u = indices[e]
-                if done[u] or search_of[u] == i:
+                if done[u]:
                     continue
                 gu, tu = _best(u, indptr, indices, ewgt, vwgt, parts, bw, maxw, cache)
                 if tu >= 0:
@@ -206,8 +208,6 @@ def localized_round(indptr, indices, ewgt, vwgt, parts, bw, maxw, order, stall, 
             heap_pop(keys, verts, pos, size)
         for j in range(nm - 1, best_len - 1, -1):
             apply_move(log_v[j], log_from[j], indptr, indices, ewgt, vwgt, parts, bw, cache)
-        for j in range(best_len):
-            done[log_v[j]] = True
         cut -= best_gain
         over = best_over
         kept_total += best_len

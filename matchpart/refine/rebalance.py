@@ -18,7 +18,7 @@ import numpy as np
 from numba import njit
 
 from . import gain_cache as gc
-from .destinations import _best_destinations_nb, best_destinations, hash32_nb, hash_key_nb, row_ids
+from .destinations import best_destinations, hash32_nb, hash_key_nb, row_ids, vertex_destination
 from .heap import heap_pop, heap_remove, heap_set
 from .state import host_arrays, block_weights, cast_like, check_partition, host_block_weights
 
@@ -154,20 +154,28 @@ def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd):
     if max_room <= 0:
         return 0
     receivers = room > 0
-    movable = np.zeros(n, dtype=np.bool_)
     nc = 0
+    cand = np.empty(n, dtype=np.int64)
     for v in range(n):
         if bw[parts[v]] > maxw[parts[v]] and vwgt[v] > 0 and vwgt[v] <= max_room:
-            movable[v] = True
+            cand[nc] = v
             nc += 1
     if nc == 0:
         return 0
-    dest, conn_dest, conn_own = _best_destinations_nb(indptr, indices, ewgt, parts, k, movable, receivers,
-                                                      hash_key_nb(seed, _STREAM_TIES + 2 * rnd))
-    cand = np.flatnonzero(movable)
+    cand = cand[:nc]
+    # destinations of the candidates only (best_destinations with active = candidates)
+    dest = np.empty(nc, dtype=np.int64)
+    lpw = np.empty(nc, dtype=np.float64)
+    acc = np.zeros(k, dtype=ewgt.dtype)
+    touched = np.empty(k, dtype=np.int64)
+    dest_key = hash_key_nb(seed, _STREAM_TIES + 2 * rnd)
+    for i in range(nc):
+        d, cd, co, _ = vertex_destination(cand[i], indptr, indices, ewgt, parts, k, True, receivers, dest_key,
+                                          acc, touched)
+        dest[i] = d
+        lpw[i] = np.float64(co - cd) / np.float64(vwgt[cand[i]])
     src = parts[cand]
     w = vwgt[cand].astype(np.float64)
-    lpw = (conn_own[cand] - conn_dest[cand]).astype(np.float64) / w
     order_key = hash_key_nb(seed, _STREAM_ORDER + 2 * rnd)
     tie = np.empty(nc, dtype=np.float64)
     over_src = np.empty(nc, dtype=np.float64)
@@ -183,7 +191,7 @@ def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd):
     sel = o[taken]
     m = sel.shape[0]
     movers = cand[sel]
-    m_dest = dest[movers]
+    m_dest = dest[sel]
     m_w = w[sel]
     m_lpw = lpw[sel]
     m_tie = tie[sel]

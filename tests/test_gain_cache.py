@@ -1,0 +1,101 @@
+"""The FM gain cache stays equal to a recomputation under moves; compiled Jet / rebalancing equal
+their whole-array (xp) formulation; partitions do not depend on the number of threads."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from numba import njit
+
+import matchpart
+from matchpart import metrics
+from matchpart.graph import Graph
+from matchpart.refine import gain_cache as gc
+from matchpart.refine import jet_refine, rebalance
+from matchpart.refine.state import host_arrays
+
+
+def random_graph(seed, n, p, max_ew=5, max_vw=1):
+    rng = np.random.default_rng(seed)
+    a = np.triu(rng.random((n, n)) < p, 1)
+    u, v = np.nonzero(a)
+    w = rng.integers(1, max_ew + 1, size=u.shape[0])
+    rows = np.concatenate([u, v])
+    cols = np.concatenate([v, u])
+    ww = np.concatenate([w, w])
+    order = np.lexsort((cols, rows))
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
+    vw = rng.integers(1, max_vw + 1, size=n)
+    return Graph(indptr, cols[order], ewgt=ww[order].astype(np.int64), vwgt=vw.astype(np.int64))
+
+
+@njit(cache=True)
+def _apply_moves(indptr, indices, ewgt, parts, moves_v, moves_to, build_first, k):
+    """Build some entries, then apply the moves through the cache; returns the cache arrays."""
+    block, conn, count, nb, scratch = gc.new_cache(parts.shape[0], indices.shape[0], k)
+    for v in build_first:
+        gc.build(v, indptr, indices, ewgt, parts, block, conn, count, nb, scratch)
+    for i in range(moves_v.shape[0]):
+        v = moves_v[i]
+        frm = parts[v]
+        parts[v] = moves_to[i]
+        gc.move(v, frm, moves_to[i], indptr, indices, ewgt, block, conn, count, nb)
+        gc.build(moves_v[(i * 7) % moves_v.shape[0]], indptr, indices, ewgt, parts, block, conn, count, nb,
+                 scratch)   # entries built midway must also stay exact
+    return block, conn, count, nb
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(2, 40), k=st.integers(2, 6), p=st.floats(0.05, 0.7),
+       moves=st.integers(1, 60))
+def test_gain_cache_equals_recomputation_after_moves(seed, n, k, p, moves):
+    g = random_graph(seed, n, p)
+    indptr, indices, ewgt, _ = host_arrays(g)
+    rng = np.random.default_rng(seed)
+    parts = rng.integers(0, k, size=n)
+    mv = rng.integers(0, n, size=moves)
+    to = rng.integers(0, k, size=moves)
+    build_first = rng.choice(n, size=n // 2, replace=False)
+    block, conn, count, nb = _apply_moves(indptr, indices, ewgt, parts, mv, to, build_first, k)
+    for v in range(n):
+        if nb[v] < 0:
+            continue
+        expect = {}
+        for e in range(indptr[v], indptr[v + 1]):
+            b = int(parts[indices[e]])
+            w, c = expect.get(b, (0.0, 0))
+            expect[b] = (w + ewgt[e], c + 1)
+        got = {int(block[s]): (conn[s], int(count[s])) for s in range(indptr[v], indptr[v] + nb[v])}
+        assert got == expect, (v, got, expect)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(2, 60), k=st.integers(2, 6), p=st.floats(0.03, 0.5),
+       max_vw=st.integers(1, 4), eps=st.sampled_from([0.0, 0.03, 0.3]))
+def test_compiled_jet_and_rebalance_equal_xp(seed, n, k, p, max_vw, eps):
+    g = random_graph(seed, n, p, max_vw=max_vw)
+    k = min(k, n)
+    lmax = metrics.max_block_weight(g.total_vwgt, k, eps)
+    parts = np.random.default_rng(seed).integers(0, k, size=n)
+    a = jet_refine(g, parts, k, lmax, seed=seed, method="numba")
+    b = jet_refine(g, parts, k, lmax, seed=seed, method="xp")
+    assert np.array_equal(a, b)
+    ra = rebalance(g, parts, k, lmax, seed=seed, method="numba")
+    rb = rebalance(g, parts, k, lmax, seed=seed, method="xp")
+    assert np.array_equal(ra, rb)
+
+
+def test_partition_does_not_depend_on_thread_count():
+    code = ("import matchpart, hashlib; "
+            "r = matchpart.partition('rmat:11', 8); s = matchpart.partition('delaunay:3000', 16); "
+            "print(hashlib.sha1(r.parts.tobytes() + s.parts.tobytes()).hexdigest(), r.cut, s.cut)")
+    outs = []
+    for threads in ("1", "2"):
+        env = dict(os.environ, NUMBA_NUM_THREADS=threads)
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
+        assert r.returncode == 0, r.stderr
+        outs.append(r.stdout.strip().splitlines()[-1])
+    assert outs[0] == outs[1]
