@@ -4,7 +4,7 @@ Without a usable GPU, tests marked ``gpu`` run against ``standin_backend()``: a 
 named "gpu" whose ``xp`` is this module's numpy-backed imitation of the cupy namespace.
 Every ``be.is_gpu`` branch then executes in CI. It is not an emulator of speed or memory;
 it enforces the rules under which code that passes on numpy still fails or silently
-differs on CuPy 14:
+differs on CuPy, in every version pyproject.toml allows (13.0.0, the oldest, to 14.2.0):
 
 - only names of the real cupy namespace, and only keyword arguments its functions and
   ndarray methods take, in the oldest CuPy pyproject.toml allows (13.0.0; names listed in
@@ -33,8 +33,8 @@ differs on CuPy 14:
   ``scatter_add``, weighted ``bincount``, ``sum`` and ``cumsum`` (a blocked scan with a
   random block size) differ in the last bits from numpy's order, as on a GPU;
 - type promotion where NumPy 2 (and CuPy 14, NEP 50) differs from CuPy 13 (value-based
-  casting of Python and NumPy scalars, as NumPy 1) raises, e.g. an int32 array plus
-  ``np.int64(1)`` (int64 on NumPy 2, int32 on CuPy 13): make such casts explicit.
+  casting of NumPy scalars, as NumPy 1) raises, e.g. an int32 array plus ``np.int64(1)``
+  (int64 on NumPy 2, int32 on CuPy 13): make such casts explicit.
 
 The sync counter (``SyncCounter``) counts what makes CuPy wait for the device.
 """
