@@ -313,3 +313,18 @@ def test_gpu_matches_cpu(name, k):
     rc = rebalance(g, np.zeros(g.n, dtype=np.int64), k, lmax, seed=2)
     rg = rebalance(gg, np.zeros(g.n, dtype=np.int64), k, lmax, seed=2)
     assert np.array_equal(rc, rg.get())
+
+
+@pytest.mark.gpu
+@REFINE_EMPTY_BINCOUNT
+def test_gpu_rebalance_into_a_block_no_mover_touches():
+    # the smallest case of the GPU-path bug: block 0 (a path of 6) is overweight, block 2 is
+    # empty and adjacent to nothing, so no mover has an adjacent receiver and step 3 sums the
+    # weights of no accepted movers: xp.bincount of an empty array, which CuPy refuses
+    be = get("gpu")
+    g = Graph.from_edges(np.arange(5), np.arange(1, 6), None, 8).to(be)
+    parts = np.array([0, 0, 0, 0, 0, 0, 1, 1])
+    want = rebalance(Graph.from_edges(np.arange(5), np.arange(1, 6), None, 8), parts, 3, 3)
+    got = be.to_host(rebalance(g, be.to_device(parts), 3, 3))
+    assert np.array_equal(got, want)
+    assert np.bincount(got, minlength=3).max() <= 3
