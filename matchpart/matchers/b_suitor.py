@@ -80,7 +80,7 @@ def b_matching(graph, b, *, seed=0, device="auto", rating="weight") -> BMatching
     cap = be.to_device(cap_host)
     rank = edge_priority(g, rating)
     nbr, srank, order = sorted_adjacency(g, rank)
-    srow = be.row_ids(g.indptr, g.indices.shape[0])               # rows are unchanged by the per-row sort
+    srow = be.row_ids(g.indptr, g.indices.shape[0])  # rows are unchanged by the per-row sort
     twin = _twin_entries(be, srank)
     none = xp.iinfo(xp.int64).max
     # rank of v's worst kept suitor when v is full (a proposal must beat it); -1 when b[v] == 0
