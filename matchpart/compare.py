@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import statistics
+import sys
 import time
+import types
 import warnings
 
 DEFAULT_SEEDS = (0, 1, 2)  # three seeds: enough for a median, cheap enough for every matcher
@@ -110,3 +112,14 @@ def plot(rows, path, title=None):
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
+
+
+class _CallableModule(types.ModuleType):
+    """``matchpart.compare`` is both this module and its function: once the module is imported
+    the package attribute is the module, so calling it calls the function (as documented)."""
+
+    def __call__(self, *args, **kwargs):
+        return self.compare(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -47,7 +47,7 @@ def edge_cut(graph, parts):
     be = graph.backend
     xp = be.xp
     parts = be.to_device(parts)
-    rows = be.row_ids(graph.indptr)
+    rows = be.row_ids(graph.indptr, graph.indices.shape[0])
     cut = graph.ewgt[parts[rows] != parts[graph.indices]].sum().item()
     return cut // 2 if graph.ewgt.dtype.kind in "iu" else cut / 2
 
@@ -65,7 +65,7 @@ def communication_volume(graph, parts):
     be = graph.backend
     xp = be.xp
     parts = be.to_device(parts).astype(xp.int64)
-    rows = be.row_ids(graph.indptr)
+    rows = be.row_ids(graph.indptr, graph.indices.shape[0])
     other = parts[graph.indices] != parts[rows]
     # distinct (vertex, block) pairs with block != own
     k = int(parts.max().item()) + 1 if parts.shape[0] else 1

@@ -1,5 +1,6 @@
 """Shared test fixtures: the shared graphs folder, the GPU (real or CuPy stand-in), small graph builders."""
 import os
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +24,18 @@ def shared_graph_names():
     return sorted(p.name for p in SHARED_GRAPHS.glob("*.graph"))
 
 
+# A GPU-path bug in matchpart/refine/ (being rewritten elsewhere; not to be edited from the GPU
+# work): _rebalance_round, step 3, calls _weights_per_block(xp, new_block[accepted], ...),
+# i.e. xp.bincount on an empty array whenever no mover found an adjacent receiver; CuPy's
+# bincount takes cupy.max of its input and raises "zero-size array to reduction operation".
+# Every GPU partition() that rebalances hits it, on a real GPU as on the stand-in.
+REFINE_EMPTY_BINCOUNT = pytest.mark.xfail(
+    strict=False,
+    reason="refine rewrite pending: matchpart/refine/balance.py _rebalance_round -> "
+           "_weights_per_block(xp, new_block[accepted], m_w[accepted], k, room.dtype) calls "
+           "xp.bincount on an empty array; CuPy raises ValueError (zero-size array to reduction)")
+
+
 def _real_gpu():
     from matchpart.backend import gpu_available
     return gpu_available()
@@ -39,17 +52,13 @@ def _gpu_or_standin(request, monkeypatch):
         yield
         return
     from matchpart.backend import core
-    from cupy_standin import cupy, standin_backend
+    from cupy_standin import cupy, reseed, standin_backend
+    # what a GPU leaves unspecified (which repeated write wins, float summation order) is
+    # drawn per test from this seed; set MATCHPART_STANDIN_SEED to try other draws
+    reseed([zlib.crc32(request.node.nodeid.encode()), int(os.environ.get("MATCHPART_STANDIN_SEED", "0"))])
     monkeypatch.setattr(core, "_cupy_or_reason", lambda: (cupy, None))
     monkeypatch.setattr(core, "_GPU", standin_backend())
     yield
-
-
-@pytest.fixture
-def real_gpu():
-    """Skip unless a real GPU (not the CuPy stand-in) is usable."""
-    if not REAL_GPU:
-        pytest.skip("needs real CuPy and a CUDA device (the stand-in has no sparse matrices)")
 
 
 @pytest.fixture

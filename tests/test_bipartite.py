@@ -272,9 +272,14 @@ def test_gpu_equals_cpu(method):
 
 
 @pytest.mark.gpu
-def test_gpu_accepts_cupyx_matrix(real_gpu):
-    import cupyx.scipy.sparse as csp
+@pytest.mark.parametrize("fmt", ["csr_matrix", "csc_matrix"])
+def test_gpu_accepts_cupyx_matrix(fmt):
+    # cupyx.scipy.sparse on a GPU, the stand-in's device matrices without one: the input
+    # path (a device matrix, device="auto" picks the GPU) is the same
+    from matchpart import backend
+    csp = backend.get("gpu").sparse
     B, bad = chain(64)
-    match = maximum_bipartite_matching(csp.csr_matrix(B), initial=bad)
+    match, stats = maximum_bipartite_matching(getattr(csp, fmt)(B), initial=bad, return_stats=True)
     assert isinstance(match, np.ndarray)
     assert (match == np.arange(64)).all()
+    assert stats == maximum_bipartite_matching(B, initial=bad, device="cpu", return_stats=True)[1]

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import matchpart
-from conftest import shared_graph
+from conftest import REFINE_EMPTY_BINCOUNT, shared_graph
 from matchpart.cli import main
 from matchpart.io import load_graph, read_partition
 
@@ -416,12 +416,17 @@ def test_format_table_and_plot_errors(tmp_path, monkeypatch):
 
 
 @pytest.mark.gpu
-def test_partition_and_match_on_the_gpu(capsys, tmp_path):
+@REFINE_EMPTY_BINCOUNT
+def test_partition_on_the_gpu(capsys, tmp_path):
     out_file = tmp_path / "p.txt"
     code, out, err = run(capsys, "partition", "grid:40x40", "4", "--device", "gpu", "-o", str(out_file))
     assert code == 0, err
     parts = np.loadtxt(out_file, dtype=np.int64)
     assert parts.shape == (1600,) and set(parts.tolist()) == {0, 1, 2, 3}
+
+
+@pytest.mark.gpu
+def test_match_on_the_gpu(capsys):
     code, out, err = run(capsys, "match", "grid:40x40", "-m", "suitor", "--device", "gpu")
     assert code == 0, err
     assert field(out, "valid").startswith("yes")

@@ -97,16 +97,24 @@ class Backend:
         return rng.permutation(self.xp, seed, stream, n)
 
     # ---- CSR helpers -----------------------------------------------------------
-    def row_ids(self, indptr):
-        """For each CSR entry, the row it belongs to (int64)."""
+    def row_ids(self, indptr, nnz=None):
+        """For each CSR entry, the row it belongs to (int64). ``nnz`` is the number of entries
+        (``indptr[-1]``); pass it when known (``graph.indices.shape[0]``): on the GPU reading
+        it from ``indptr`` is a host sync."""
         xp = self.xp
-        n = indptr.shape[0] - 1
-        return xp.repeat(xp.arange(n, dtype=xp.int64), xp.diff(indptr))
+        if not self.is_gpu:
+            return np.repeat(np.arange(indptr.shape[0] - 1, dtype=np.int64), np.diff(indptr))
+        # CuPy (13 and 14) refuses a device array of repeat counts; the row of entry e is the
+        # last row starting at or before e (side="right" skips empty rows)
+        if nnz is None:
+            nnz = int(indptr[-1])
+        return xp.searchsorted(indptr, xp.arange(nnz, dtype=xp.int64), side="right") - 1
 
     def ranges(self, start, length):
         """Every position of the ranges ``start[i] .. start[i] + length[i] - 1``, concatenated,
         and for each position the range ``i`` it belongs to (both int64); e.g. the CSR
-        entries of a subset of rows, with ``start = indptr[rows]``."""
+        entries of a subset of rows, with ``start = indptr[rows]``. One host sync on the GPU
+        (the total length sizes the result)."""
         xp = self.xp
         offs = self.exclusive_cumsum(length)
         seg = self.row_ids(offs)
@@ -135,7 +143,7 @@ class Backend:
         if values.shape[0] == 0:
             return out
         if self.is_gpu:
-            self.scatter_max(out, self.row_ids(indptr), values)
+            self.scatter_max(out, self.row_ids(indptr, values.shape[0]), values)
             return out
         nonempty = indptr[1:] > indptr[:-1]
         starts = indptr[:-1][nonempty]
@@ -154,7 +162,7 @@ class Backend:
             return xp.full(n, -1, dtype=xp.int64)
         lo = values.min() if values.dtype.kind != "f" else -xp.inf
         mx = self.segment_max(values, indptr, lo)
-        rows = self.row_ids(indptr)
+        rows = self.row_ids(indptr, values.shape[0])
         pos = xp.arange(values.shape[0], dtype=xp.int64)
         cand = xp.where(values == mx[rows], pos, values.shape[0])
         best = xp.full(n, values.shape[0], dtype=xp.int64)

@@ -30,7 +30,7 @@ def cluster_labels(graph, cap, *, seed=0, rounds=ROUNDS):
         return labels
     vw = graph.vwgt
     cw = vw.copy()
-    rows = be.row_ids(graph.indptr)
+    rows = be.row_ids(graph.indptr, graph.indices.shape[0])
     cols = graph.indices.astype(xp.int64)
     w = graph.ewgt
     vid = xp.arange(n, dtype=xp.int64)
@@ -56,9 +56,8 @@ def cluster_labels(graph, cap, *, seed=0, rounds=ROUNDS):
         jitter = tie * 0.5 if conn.dtype.kind in "iu" else cf * tie * 1e-9
         score = xp.where(fits & ~own, cf + jitter, -1.0)
         # best candidate per vertex: segmented argmax over the (row-sorted) candidate list
-        cptr = xp.zeros(n + 1, dtype=xp.int64)
-        counts = xp.bincount(crow, minlength=n)
-        xp.cumsum(counts, out=cptr[1:])
+        # crow is sorted: its row starts by binary search (CuPy's bincount syncs twice)
+        cptr = xp.searchsorted(crow, xp.arange(n + 1, dtype=xp.int64))
         best = be.segment_argmax(score, cptr)
         has = best >= 0
         best_c = xp.maximum(best, 0)
@@ -97,7 +96,8 @@ def cluster_mapping(graph, cap, seed=0, *, rounds=ROUNDS, block=None):
     xp = be.xp
     labels = cluster_labels(graph, cap, seed=seed, rounds=rounds)
     n = graph.n
-    size = xp.bincount(labels, minlength=n) if n else xp.zeros(0, dtype=xp.int64)
+    # an atomic count, not bincount (which syncs twice on CuPy and refuses an empty input)
+    size = sum_by_index(be, labels, xp.ones(n, dtype=xp.int64), n)
     singleton = size[labels] == 1
     vid = xp.arange(n, dtype=xp.int64)
     mate = xp.where(singleton, -1, vid)

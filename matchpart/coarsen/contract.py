@@ -60,7 +60,7 @@ def contract(graph, mapping, n_coarse):
     nc = int(n_coarse)
     vwgt = sum_by_index(be, mapping, graph.vwgt, nc)
 
-    rows = be.row_ids(graph.indptr)
+    rows = be.row_ids(graph.indptr, graph.indices.shape[0])
     cr = mapping[rows]
     cc = mapping[graph.indices.astype(xp.int64)]
     off_diagonal = cr != cc
@@ -78,5 +78,9 @@ def contract(graph, mapping, n_coarse):
         ukey = key
     crow = ukey // max(nc, 1)
     ccol = (ukey % max(nc, 1)).astype(xp.int32 if nc < 2**31 - 1 else xp.int64)
-    indptr = be.exclusive_cumsum(xp.bincount(crow, minlength=nc).astype(xp.int64))
+    if be.is_gpu:  # crow is sorted: row starts by binary search (CuPy's bincount syncs twice
+        # and raises on an empty input, e.g. a level whose edges all contract)
+        indptr = xp.searchsorted(crow, xp.arange(nc + 1, dtype=xp.int64))
+    else:
+        indptr = be.exclusive_cumsum(xp.bincount(crow, minlength=nc).astype(xp.int64))
     return Graph._trusted(indptr, ccol, ewgt.astype(graph.ewgt.dtype, copy=False), vwgt, be)

@@ -77,7 +77,7 @@ def intra_block_graph(graph, parts):
     """The same vertices with only the edges inside blocks of ``parts`` (what may be contracted)."""
     be = graph.backend
     xp = be.xp
-    rows = be.row_ids(graph.indptr)
+    rows = be.row_ids(graph.indptr, graph.indices.shape[0])
     keep = parts[rows] == parts[graph.indices]
     counts = be.segment_sum(keep.astype(xp.int64), graph.indptr)
     return Graph._trusted(be.exclusive_cumsum(counts), graph.indices[keep], graph.ewgt[keep],

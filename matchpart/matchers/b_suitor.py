@@ -80,7 +80,7 @@ def b_matching(graph, b, *, seed=0, device="auto", rating="weight") -> BMatching
     cap = be.to_device(cap_host)
     rank = edge_priority(g, rating)
     nbr, srank, order = sorted_adjacency(g, rank)
-    srow = be.row_ids(g.indptr)                  # rows are unchanged by the per-row sort
+    srow = be.row_ids(g.indptr, g.indices.shape[0])  # rows are unchanged by the per-row sort
     twin = _twin_entries(be, srank)
     none = xp.iinfo(xp.int64).max
     # rank of v's worst kept suitor when v is full (a proposal must beat it); -1 when b[v] == 0
@@ -103,7 +103,10 @@ def b_matching(graph, b, *, seed=0, device="auto", rating="weight") -> BMatching
         if batch > 1:  # a suitor that loses a place searches again within the batch
             rows = xp.flatnonzero(((count < cap) | (count > 0)) & (ptr < end))
         pos, seg = window_entries(be, rows, ptr, end, window, batch)
-        offs = be.exclusive_cumsum(xp.bincount(seg, minlength=rows.shape[0]))
+        if be.is_gpu:  # seg is sorted: its row starts by binary search (CuPy's bincount syncs twice)
+            offs = xp.searchsorted(seg, xp.arange(rows.shape[0] + 1, dtype=xp.int64))
+        else:
+            offs = be.exclusive_cumsum(xp.bincount(seg, minlength=rows.shape[0]))
         for _ in range(batch):
             act = (count[rows] < cap[rows]) & (ptr[rows] < end[rows])
             new = _propose(be, rows, act, cap[rows] - count[rows], pos, seg, offs, ptr, end, window,

@@ -31,7 +31,7 @@ class Matching:
         be = graph.backend
         xp = be.xp
         mate = be.to_device(mate).astype(xp.int64, copy=False)
-        rows = be.row_ids(graph.indptr)
+        rows = be.row_ids(graph.indptr, graph.indices.shape[0])
         hit = mate[rows] == graph.indices
         w = graph.ewgt[hit].sum()
         weight = w.item() // 2 if graph.ewgt.dtype.kind in "iu" else w.item() / 2

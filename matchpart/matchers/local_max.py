@@ -36,7 +36,7 @@ ROUNDS_PER_CHECK = {"cpu": 1, "gpu": 4}
 def undirected_edges(graph, be):
     """(u, v, entry) for every undirected edge u < v, with ``entry`` its CSR position u->v."""
     xp = be.xp
-    rows = be.row_ids(graph.indptr)
+    rows = be.row_ids(graph.indptr, graph.indices.shape[0])
     cols = graph.indices.astype(xp.int64)
     entry = xp.flatnonzero(rows < cols)
     return rows[entry], cols[entry], entry

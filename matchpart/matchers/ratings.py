@@ -20,7 +20,7 @@ def edge_ratings(graph, rating="weight"):
     w = graph.ewgt.astype(xp.float64)
     if rating == "weight":
         return w
-    rows = be.row_ids(graph.indptr)
+    rows = be.row_ids(graph.indptr, graph.indices.shape[0])
     cols = graph.indices
     if rating == "inner_outer":
         out = be.segment_sum(w, graph.indptr)
@@ -43,7 +43,7 @@ def edge_priority(graph, rating="weight", ratings=None):
     xp = be.xp
     r = edge_ratings(graph, rating) if ratings is None else ratings
     n = max(graph.n, 1)
-    rows = be.row_ids(graph.indptr)
+    rows = be.row_ids(graph.indptr, graph.indices.shape[0])
     cols = graph.indices.astype(xp.int64)
     pair = xp.minimum(rows, cols) * n + xp.maximum(rows, cols)  # (lo, hi) as one key
     # sorting by the pair key puts both directions of each edge side by side, in (lo, hi)

@@ -152,7 +152,7 @@ def red_blue_rounds(graph, be, *, seed, weighted, rating="weight", p=BLUE_PROBAB
     """Run Alg. 3 and return (mate, stats)."""
     xp = be.xp
     n = graph.n
-    src = be.row_ids(graph.indptr)
+    src = be.row_ids(graph.indptr, graph.indices.shape[0])
     dst = graph.indices.astype(xp.int64)
     entry = xp.arange(src.shape[0], dtype=xp.int64)  # CSR position: the random select's counter
     u64 = xp.uint64

@@ -117,7 +117,7 @@ def random_matching(graph, *, rating="weight", seed=0, backend=None):
 def greedy_order(graph, rating="weight"):
     """Undirected edges (u, v) (u < v) sorted heaviest first under the contract tie-break."""
     be = graph.backend
-    rows = be.to_host(be.row_ids(graph.indptr))
+    rows = be.to_host(be.row_ids(graph.indptr, graph.indices.shape[0]))
     cols = be.to_host(graph.indices).astype(np.int64)
     upper = np.flatnonzero(rows < cols)
     # CSR rows and their columns are sorted, so the u < v entries are already in

@@ -46,7 +46,7 @@ def sorted_adjacency(graph, rank):
     """
     be = graph.backend
     xp = be.xp
-    rows = be.row_ids(graph.indptr)
+    rows = be.row_ids(graph.indptr, graph.indices.shape[0])
     # one int64 key (row major, rank minor) sorts faster than a two-key lexsort
     key = rows * max(graph.m, 1) + rank
     order = xp.argsort(key)
