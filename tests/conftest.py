@@ -24,18 +24,6 @@ def shared_graph_names():
     return sorted(p.name for p in SHARED_GRAPHS.glob("*.graph"))
 
 
-# A GPU-path bug in matchpart/refine/ (being rewritten elsewhere; not to be edited from the GPU
-# work): _rebalance_round, step 3, calls _weights_per_block(xp, new_block[accepted], ...),
-# i.e. xp.bincount on an empty array whenever no mover found an adjacent receiver; CuPy's
-# bincount takes cupy.max of its input and raises "zero-size array to reduction operation".
-# Every GPU partition() that rebalances hits it, on a real GPU as on the stand-in.
-REFINE_EMPTY_BINCOUNT = pytest.mark.xfail(
-    strict=False,
-    reason="refine rewrite pending: matchpart/refine/balance.py _rebalance_round -> "
-           "_weights_per_block(xp, new_block[accepted], m_w[accepted], k, room.dtype) calls "
-           "xp.bincount on an empty array; CuPy raises ValueError (zero-size array to reduction)")
-
-
 def _real_gpu():
     from matchpart.backend import gpu_available
     return gpu_available()

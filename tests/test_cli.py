@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import matchpart
-from conftest import REFINE_EMPTY_BINCOUNT, shared_graph
+from conftest import shared_graph
 from matchpart.cli import main
 from matchpart.io import load_graph, read_partition
 
@@ -416,7 +416,6 @@ def test_format_table_and_plot_errors(tmp_path, monkeypatch):
 
 
 @pytest.mark.gpu
-@REFINE_EMPTY_BINCOUNT
 def test_partition_on_the_gpu(capsys, tmp_path):
     out_file = tmp_path / "p.txt"
     code, out, err = run(capsys, "partition", "grid:40x40", "4", "--device", "gpu", "-o", str(out_file))

@@ -10,7 +10,6 @@ from matchpart import backend, load_graph
 from matchpart.graph import Graph
 from matchpart.matchers import available
 
-from conftest import REFINE_EMPTY_BINCOUNT
 
 pytestmark = pytest.mark.gpu
 
@@ -58,7 +57,6 @@ def test_match_on_the_gpu_is_exact_on_float_weights():
                 assert gpu.weight == pytest.approx(cpu.weight, rel=1e-12), (name, rating)
 
 
-@REFINE_EMPTY_BINCOUNT
 @pytest.mark.parametrize("coarsening", ["matching", "cluster"])
 def test_partition_on_the_gpu_with_float_weights_is_within_tolerance(coarsening):
     g = float_weighted()
@@ -75,7 +73,6 @@ def test_partition_on_the_gpu_with_float_weights_is_within_tolerance(coarsening)
     assert max(a, b) <= FLOAT_CUT_TOLERANCE * min(a, b)
 
 
-@REFINE_EMPTY_BINCOUNT
 def test_partition_on_the_gpu_default_preset_with_float_weights():
     g = float_weighted(seed=4)
     cpu = matchpart.partition(g, 4, seed=1, device="cpu")
@@ -130,7 +127,6 @@ def test_stable_marriage_on_the_gpu(method):
         assert np.array_equal(gpu[0], cpu[0]) and gpu[1] == cpu[1]
 
 
-@REFINE_EMPTY_BINCOUNT
 def test_compare_on_the_gpu():
     g = load_graph("delaunay:800")
     names = ["local_max", "suitor"]

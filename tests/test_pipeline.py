@@ -14,7 +14,7 @@ from matchpart.io import load_graph
 from matchpart.pipeline import PartitionResult, partition
 from matchpart.presets import PRESETS, Preset, get_preset
 
-from conftest import REFINE_EMPTY_BINCOUNT, shared_graph
+from conftest import shared_graph
 
 
 def check_result(g, res, k, eps=0.03):
@@ -205,7 +205,6 @@ def test_deterministic_per_seed():
 
 
 @pytest.mark.gpu
-@REFINE_EMPTY_BINCOUNT
 @pytest.mark.parametrize("coarsening", ["matching", "cluster"])
 def test_gpu_equals_cpu_for_integer_weights(coarsening):
     g = load_graph(shared_graph("4elt.graph"))
@@ -265,7 +264,6 @@ def test_iterated_vcycles_never_worsen_the_cut():
 
 
 @pytest.mark.gpu
-@REFINE_EMPTY_BINCOUNT
 @pytest.mark.parametrize("preset", ["default", "strong"])
 def test_gpu_presets_give_complete_balanced_partitions(preset):
     g = load_graph(shared_graph("4elt.graph"))
@@ -282,7 +280,6 @@ def test_gpu_presets_give_complete_balanced_partitions(preset):
 
 
 @pytest.mark.gpu
-@REFINE_EMPTY_BINCOUNT
 def test_gpu_weighted_networkx_input_and_every_matcher():
     G = nx.grid_2d_graph(30, 30)
     for i, (u, v) in enumerate(G.edges):

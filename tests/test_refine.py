@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from conftest import REFINE_EMPTY_BINCOUNT, shared_graph
+from conftest import shared_graph
 from matchpart import metrics
 from matchpart.backend import get, rng as hash_rng
 from matchpart.graph import Graph
@@ -301,7 +301,6 @@ def test_bad_input_is_a_clear_error(bad, msg):
 
 # ---- GPU ---------------------------------------------------------------------------------------
 @pytest.mark.gpu
-@REFINE_EMPTY_BINCOUNT
 @pytest.mark.parametrize("name,k", [("4elt.graph", 8), ("airfoil1.graph", 3)])
 def test_gpu_matches_cpu(name, k):
     g = load(name)
@@ -319,7 +318,6 @@ def test_gpu_matches_cpu(name, k):
 
 
 @pytest.mark.gpu
-@REFINE_EMPTY_BINCOUNT
 def test_gpu_rebalance_into_a_block_no_mover_touches():
     # the smallest case of the GPU-path bug: block 0 (a path of 6) is overweight, block 2 is
     # empty and adjacent to nothing, so no mover has an adjacent receiver and step 3 sums the

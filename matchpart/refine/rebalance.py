@@ -94,7 +94,9 @@ def _rebalance_round(graph, parts, k, lmax, bw, seed, rnd, rows, method):
     rest = xp.flatnonzero(new_block < 0)
     if rest.shape[0]:
         accepted = new_block >= 0
-        left = room - _weights_per_block(xp, new_block[accepted], m_w[accepted], k, room.dtype)
+        # scatter-add, not bincount: CuPy's bincount syncs and raises on an empty list of blocks
+        left = room - be.scatter_add(xp.zeros(k, dtype=room.dtype), new_block[accepted],
+                                     m_w[accepted].astype(room.dtype))
         recv = xp.flatnonzero(left > 0)
         if recv.shape[0]:
             o3 = _lexsort(xp, [movers[rest], m_tie[rest], m_lpw[rest]])
@@ -116,12 +118,6 @@ def _rebalance_round(graph, parts, k, lmax, bw, seed, rnd, rows, method):
     moved = new_block >= 0
     parts[movers[moved]] = new_block[moved]
     return int(moved.sum())
-
-
-def _weights_per_block(xp, blocks, weights, k, dtype):
-    """Total of ``weights`` per block id in ``blocks`` (length k), in ``dtype``."""
-    s = xp.bincount(blocks, weights=weights, minlength=k)
-    return xp.rint(s).astype(dtype) if xp.dtype(dtype).kind in "iu" else s.astype(dtype)
 
 
 # ---- parallel rounds: compiled formulation (CPU), same moves as _rebalance_round ------------
