@@ -15,7 +15,7 @@ from . import backend as _backend
 from . import metrics
 from .coarsen import cluster_mapping, coarsen, level_summaries
 from .coarsen.contract import sum_by_index
-from .graph import as_graph
+from .io import as_graph
 from .matchers import RATINGS, resolve
 from .presets import get_preset
 

@@ -5,7 +5,7 @@ import numpy as np
 from numba import njit
 
 from ..errors import MatchpartError
-from ..graph import as_graph
+from ..io import as_graph
 
 # ---- tunables -------------------------------------------------------------------------
 # A pass stops after this many moves in a row that did not give a new best state: FM's
