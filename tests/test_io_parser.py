@@ -236,3 +236,31 @@ def test_asymmetry_found_is_the_first_unmirrored_entry(n, data):
     with pytest.raises(GraphError) as e:
         Graph(indptr, indices)
     assert e.value.kind == "asymmetric" and (e.value.vertex, e.value.neighbor) == unmirrored[0]
+
+
+# ---- Matrix Market: integer and pattern files are read by the tokeniser, not scipy -----------------
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 10), st.sampled_from(["pattern", "integer"]), st.sampled_from(["general", "symmetric"]),
+       st.data())
+def test_mtx_integer_files_read_like_scipy_reads_them(tmp_path_factory, n, field, symmetry, data):
+    import scipy.io
+    import scipy.sparse as sp
+    pairs = data.draw(st.sets(st.tuples(st.integers(1, n), st.integers(1, n)), max_size=20))
+    if symmetry == "symmetric":
+        pairs = {(max(a, b), min(a, b)) for a, b in pairs}  # lower triangle
+    else:
+        pairs |= {(b, a) for a, b in pairs}  # a general file of a graph lists both directions
+    pairs = sorted(pairs)
+    value = {p: data.draw(st.integers(-9, 9)) for p in pairs}
+    for a, b in pairs:  # mirrored entries of a general file agree in absolute value
+        value[(a, b)] = value.get((b, a), value[(a, b)]) if a > b else value[(a, b)]
+    lines = [f"%%MatrixMarket matrix coordinate {field} {symmetry}", "% comment", f"{n} {n} {len(pairs)}"]
+    lines += [f"{a} {b}" + ("" if field == "pattern" else f" {value[(a, b)]}") for a, b in pairs]
+    p = tmp_path_factory.mktemp("mm") / "g.mtx"
+    p.write_text("\n".join(lines) + "\n")
+    g = load_graph(p)
+    A = sp.csr_matrix(abs(scipy.io.mmread(p)))
+    A.setdiag(0)
+    A.eliminate_zeros()
+    ref = Graph.from_scipy(A)
+    assert same_structure(g, ref)

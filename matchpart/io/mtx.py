@@ -1,6 +1,9 @@
-"""Matrix Market files: read through ``scipy.io.mmread`` (compiled, and it knows every field and
-symmetry), after a compiled token check of the entry lines that catches what scipy would
-accept silently; errors name the file line.
+"""Matrix Market files (coordinate; pattern, integer, real, complex; any symmetry).
+
+The compiled tokeniser checks every entry line first (it catches what scipy would accept
+silently); pattern and integer files are then built from its integers directly, real and
+complex ones through ``scipy.io.mmread`` (compiled, and it parses floats exactly). Errors
+name the file line.
 """
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from .. import backend
+from .. import backend, csrcheck
 from ..errors import GraphError, GraphFormatError
 from ..graph import Graph
 from .source import UTF8_BOM, read_bytes
@@ -40,29 +43,25 @@ def read_mtx(path, *, symmetrize=False, drop_self_loops=False, merge_duplicates=
 
 def parse_mtx(raw, path, *, symmetrize=False, merge_duplicates=False) -> Graph:
     """The graph in ``raw``, the bytes of a Matrix Market file (``path`` names it in errors)."""
-    import scipy.io
     header_lines, banner = _mtx_header(raw, path)
-    _mtx_check_tokens(path, raw, banner[3], header_lines)
-    try:
-        M = scipy.io.mmread(io.BytesIO(raw))
-    except Exception as exc:  # locate the problem line on this (rare) path
-        raise _mtx_diagnose(raw, path, header_lines, exc) from None
-    if not sp.issparse(M):
-        raise GraphFormatError("dense 'array' Matrix Market files are not graphs; use 'coordinate'", path, 1)
-    A = sp.coo_matrix(M)
-    data = integral_as_int(np.abs(A.data))
-    r, c = A.shape
-    i, j = A.row.astype(np.int64), A.col.astype(np.int64)
+    field, symmetry = banner[3], banner[4]
+    values, per_line = _mtx_check_tokens(path, raw, field, header_lines)
+    if field in ("pattern", "integer"):  # every token is an integer the tokeniser has read already
+        (r, c), i, j, data = _mtx_from_tokens(raw, path, header_lines, field, symmetry, values, per_line)
+    else:  # real numbers: scipy's compiled reader
+        (r, c), i, j, data = _mtx_from_scipy(raw, path, header_lines)
+    data = integral_as_int(np.abs(data))
     nz = data != 0
     i, j, data = i[nz], j[nz], data[nz]
-    symmetric = banner[4] != "general"
+    symmetric = symmetry != "general"
     check_sparse_ids(r + c if r != c else r, data.shape[0], path, header_lines)
 
     def check_values(copies):
         trouble = weight_trouble(data, copies, what="entry value")
         if trouble:
             k = trouble[0]
-            raise GraphFormatError(trouble[1], path, kind="bad_weight", line=_mtx_find_line(raw, i[k] + 1, j[k] + 1, symmetric))
+            raise GraphFormatError(trouble[1], path, kind="bad_weight",
+                                   line=_mtx_find_line(raw, i[k] + 1, j[k] + 1, symmetric))
 
     if r != c:
         check_values(copies=2)
@@ -78,41 +77,65 @@ def parse_mtx(raw, path, *, symmetrize=False, merge_duplicates=False) -> Graph:
         i, j, data = i[~diag], j[~diag], data[~diag]
     check_values(copies=1)  # after dropping the diagonal: its values do not matter
     B = sp.csr_matrix((data, (i, j)), shape=(r, r))  # sums repeated coordinates
-    if not merge_duplicates:
-        if B.nnz != i.shape[0]:  # csr construction summed repeated coordinates
-            key = i * r + j
-            order = np.argsort(key, kind="stable")
-            dup = order[1:][key[order][1:] == key[order][:-1]]
-            k = int(dup[0])
-            raise GraphFormatError(f"entry ({i[k] + 1}, {j[k] + 1}) appears more than once "
-                                   "(merge_duplicates=True sums them)", path, kind="duplicate",
-                                   line=_mtx_find_line(raw, i[k] + 1, j[k] + 1, symmetric, nth=2))
+    if not merge_duplicates and B.nnz != i.shape[0]:  # some coordinates were summed
+        key = i * r + j
+        order = np.argsort(key, kind="stable")
+        dup = order[1:][key[order][1:] == key[order][:-1]]
+        k = int(dup[0])
+        raise GraphFormatError(f"entry ({i[k] + 1}, {j[k] + 1}) appears more than once "
+                               "(merge_duplicates=True sums them)", path, kind="duplicate",
+                               line=_mtx_find_line(raw, i[k] + 1, j[k] + 1, symmetric, nth=2))
     if symmetrize:
         return Graph.from_scipy(B, symmetrize=True)
-    T = B.T.tocsr()
-    T.sort_indices()
     B.sort_indices()
-    if not (np.array_equal(B.indptr, T.indptr) and np.array_equal(B.indices, T.indices)):
-        Bc = B.tocoo()
-        keys = Bc.row.astype(np.int64) * r + Bc.col
-        mirror = Bc.col.astype(np.int64) * r + Bc.row
-        missing = ~np.isin(mirror, keys)
-        k0 = first(missing)
-        a, b = int(Bc.row[k0]), int(Bc.col[k0])
-        raise GraphFormatError(f"general matrix is not structurally symmetric: entry ({a + 1}, {b + 1}) has "
-                               f"no mirror ({b + 1}, {a + 1}) (symmetrize=True adds it)", path, kind="asymmetric",
-                               line=_mtx_find_line(raw, a + 1, b + 1, symmetric))
-    if not np.array_equal(B.data, T.data):
-        k0 = first(B.data != T.data)
-        a = int(np.searchsorted(B.indptr, k0, side="right") - 1)
-        b = int(B.indices[k0])
-        raise GraphFormatError(f"entries ({a + 1}, {b + 1}) and ({b + 1}, {a + 1}) differ in absolute value "
-                               "(symmetrize=True uses the larger)", path, kind="weight_mismatch",
-                               line=_mtx_find_line(raw, a + 1, b + 1, symmetric))
-    # checked above: no diagonal, no repeats, symmetric, |values| > 0, rows sorted
     index_type = np.int32 if r < 2**31 - 1 else np.int64
-    return Graph._trusted(B.indptr.astype(np.int64), B.indices.astype(index_type), B.data,
-                          np.ones(r, dtype=np.int64), backend.get("cpu"))
+    indptr, indices = B.indptr.astype(np.int64), B.indices.astype(index_type)
+    if not symmetric:  # a symmetric file's entries were mirrored: symmetric by construction
+        code, a, b, k, p = csrcheck.first_asymmetry(indptr, indices, B.data)
+        if code == csrcheck.ASYMMETRIC:
+            raise GraphFormatError(f"general matrix is not structurally symmetric: entry ({a + 1}, {b + 1}) has "
+                                   f"no mirror ({b + 1}, {a + 1}) (symmetrize=True adds it)", path,
+                                   kind="asymmetric", line=_mtx_find_line(raw, a + 1, b + 1, symmetric))
+        if code == csrcheck.WEIGHT_MISMATCH:
+            raise GraphFormatError(f"entries ({a + 1}, {b + 1}) and ({b + 1}, {a + 1}) differ in absolute value "
+                                   "(symmetrize=True uses the larger)", path, kind="weight_mismatch",
+                                   line=_mtx_find_line(raw, a + 1, b + 1, symmetric))
+    # checked above: no diagonal, no repeats, symmetric, |values| > 0, rows sorted
+    return Graph._trusted(indptr, indices, B.data, np.ones(r, dtype=np.int64), backend.get("cpu"))
+
+
+def _mtx_from_scipy(raw, path, header_lines):
+    """((rows, cols), i, j, values) of the entries as scipy reads them (symmetric files mirrored)."""
+    import scipy.io
+    try:
+        M = scipy.io.mmread(io.BytesIO(raw))
+    except Exception as exc:  # locate the problem line on this (rare) path
+        raise _mtx_diagnose(raw, path, header_lines, exc) from None
+    A = sp.coo_matrix(M)
+    return A.shape, A.row.astype(np.int64), A.col.astype(np.int64), A.data
+
+
+def _mtx_from_tokens(raw, path, header_lines, field, symmetry, values, per_line):
+    """((rows, cols), i, j, values) from the tokeniser's integers (as scipy would give them: 0-based,
+    the off-diagonal entries of a symmetric file mirrored). Any inconsistency (size line, an
+    index out of bounds, the entry count) is located by the line-by-line diagnosis."""
+    if header_lines > per_line.shape[0]:  # no size line
+        raise _mtx_diagnose(raw, path, header_lines, ValueError("no size line"))
+    starts = line_starts(per_line)
+    size = values[starts[header_lines - 1]:starts[header_lines]]
+    per = 2 if field == "pattern" else 3
+    table = values[starts[header_lines]:]
+    if size.shape[0] != 3 or (size < 0).any() or table.shape[0] != per * size[2]:
+        raise _mtx_diagnose(raw, path, header_lines, ValueError("inconsistent entries"))
+    table = table.reshape(-1, per)
+    i, j = table[:, 0] - 1, table[:, 1] - 1
+    if ((i < 0) | (i >= size[0]) | (j < 0) | (j >= size[1])).any():
+        raise _mtx_diagnose(raw, path, header_lines, ValueError("index out of bounds"))
+    data = table[:, 2].copy() if per == 3 else np.ones(i.shape[0], dtype=np.int64)
+    if symmetry != "general":
+        off = i != j
+        i, j, data = np.concatenate([i, j[off]]), np.concatenate([j, i[off]]), np.concatenate([data, data[off]])
+    return (int(size[0]), int(size[1])), i, j, data
 
 
 def _mtx_header(raw, path):
@@ -148,7 +171,8 @@ def _mtx_header(raw, path):
 
 def _mtx_check_tokens(path, raw, field, header_lines):
     """Check the entry lines token by token: scipy's reader takes '2.5' and '2e3' in an
-    'integer' file for 2, '2x' for 2.0, and ignores a value in a 'pattern' file."""
+    'integer' file for 2, '2x' for 2.0, and ignores a value in a 'pattern' file. Returns the
+    tokeniser's (integer values, tokens per line)."""
     values, per_line, comment, bad = scan(raw, b"%", max_bad=len(raw) + 1)
     entries = np.arange(per_line.shape[0]) >= header_lines  # the lines after the size line
     if (entries & comment).any():
@@ -160,9 +184,11 @@ def _mtx_check_tokens(path, raw, field, header_lines):
         k = first(wrong)
         raise GraphFormatError(f"entry line has {per_line[k]} tokens, expected {per} for field '{field}'",
                                path, k + 1)
+    if (bad[:, 1] == header_lines - 1).any():  # the size line
+        raise _mtx_diagnose(raw, path, header_lines, ValueError("bad size line"))
     bad = bad[bad[:, 1] >= header_lines]  # non-integer tokens on entry lines
     if bad.shape[0] == 0:
-        return
+        return values, per_line
     column = bad[:, 0] - line_starts(per_line)[bad[:, 1]]
     if (column < 2).any():
         raise bad_token_error(path, raw, bad[first(column < 2)],
@@ -175,6 +201,7 @@ def _mtx_check_tokens(path, raw, field, header_lines):
         if raw[bad[k, 2]:bad[k, 3]].lstrip(b"+-").lower() not in (b"inf", b"infinity", b"nan"):
             raise bad_token_error(path, raw, bad[k], "a number")
         k = first_non_decimal(buf, bad[:, 2], bad[:, 3], k + 1)
+    return values, per_line
 
 
 def _mtx_find_line(raw, row, col, symmetric, nth=1):
@@ -222,7 +249,8 @@ def _mtx_diagnose(raw, path, header_lines, exc):
             return GraphFormatError("row and column indices must be positive integers", path, k)
         a, b = int(toks[0]), int(toks[1])
         if not (1 <= a <= size[0] and 1 <= b <= size[1]):
-            return GraphFormatError(f"entry ({a}, {b}) is outside the {size[0]} x {size[1]} matrix", path, k)
+            return GraphFormatError(f"entry ({a}, {b}) is outside the {size[0]} x {size[1]} matrix", path, k,
+                                    kind="out_of_range")
         for t in toks[2:]:
             try:
                 float(t)
@@ -231,7 +259,8 @@ def _mtx_diagnose(raw, path, header_lines, exc):
     if size is None:
         return GraphFormatError("missing size line 'rows cols entries'", path, header_lines)
     if count != want:
-        return GraphFormatError(f"size line announces {want} entries, found {count}", path, len(lines))
+        return GraphFormatError(f"size line announces {want} entries, found {count}", path, len(lines),
+                                kind="size")
     found = re.match(r"Line (\d+): (.*)", str(exc))  # scipy's own words, when they name a line
     if found:
         return GraphFormatError(f"cannot read Matrix Market file: {found.group(2)}", path, int(found.group(1)))
