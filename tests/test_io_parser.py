@@ -3,6 +3,7 @@ the compiled METIS parser against a plain-Python reference, and error kinds and 
 import bz2
 import gzip
 import lzma
+import math
 
 import numpy as np
 import pytest
@@ -264,3 +265,49 @@ def test_mtx_integer_files_read_like_scipy_reads_them(tmp_path_factory, n, field
     A.eliminate_zeros()
     ref = Graph.from_scipy(A)
     assert same_structure(g, ref)
+
+
+# ---- real numbers are read as Python's float() reads them -------------------------------------------
+decimal_texts = st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False, min_value=0, exclude_min=True).map(repr),
+    st.builds(lambda sign, a, b, e: f"{sign}{a}.{b}" + (f"e{e}" if e is not None else ""),
+              st.sampled_from(["", "+"]), st.integers(0, 10**18), st.integers(0, 10**20),
+              st.none() | st.integers(-330, 330)),
+    st.sampled_from(["5.", ".5", "+.5", "00012.50", "1E3", "2e-3", "inf", "1e400", "1_0"]),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(decimal_texts, min_size=1, max_size=10))
+def test_edgelist_real_weights_equal_float(tmp_path_factory, texts):
+    expected = [float(t) for t in texts]
+    p = tmp_path_factory.mktemp("r") / "r.edges"
+    p.write_text("".join(f"{i} {i + 1} {t}\n" for i, t in enumerate(texts)) + f"0 {len(texts) + 1} 0.5\n")
+    if not all(0 < x < math.inf for x in expected) or 2 * sum(expected) == math.inf:
+        # zero, infinite, or summing to infinity (each edge is stored in both directions)
+        with pytest.raises(GraphFormatError) as e:
+            load_graph(p)
+        assert e.value.kind == "bad_weight"
+        return
+    g = load_graph(p)
+    rows = np.repeat(np.arange(g.n), np.diff(g.indptr))
+    weight = dict(zip(zip(rows.tolist(), g.indices.tolist()), g.ewgt.tolist()))
+    assert [weight[(i, i + 1)] for i in range(len(texts))] == expected
+
+
+@pytest.mark.parametrize("token", ["1.5.5", "0x10", "1e", ".", "-", "1e5x", "+-1.5"])
+def test_edgelist_non_numbers_are_refused(tmp_path, token):
+    p = tmp_path / "bad.edges"
+    p.write_text(f"0 1 0.5\n1 2 {token}\n")
+    with pytest.raises(GraphFormatError) as e:
+        load_graph(p)
+    assert e.value.line == 2 and f"'{token}' is not a number" in str(e.value)
+
+
+def test_edgelist_real_weights_read_exactly(tmp_path):
+    weights = [0.1, 2.5e-7, 1 / 3, 123456.789, 1e22, 3e-30, 0.30000000000000004]
+    text = "".join(f"{i} {i + 1} {w!r}\n" for i, w in enumerate(weights))
+    g = load_graph(tmp_path.joinpath("r.edges").write_text(text) and tmp_path / "r.edges")
+    rows = np.repeat(np.arange(g.n), np.diff(g.indptr))
+    upper = rows < g.indices
+    assert g.ewgt[upper].tolist() == weights

@@ -12,7 +12,8 @@ import numpy as np
 from ..errors import GraphError, GraphFormatError
 from ..graph import Graph
 from .source import read_bytes
-from .text import bad_token_error, check_sparse_ids, first, integral_as_int, pairs_bytes, scan, weight_trouble
+from .text import (bad_token_error, check_sparse_ids, first, integral_as_int, pairs_bytes, real_values, scan,
+                   weight_trouble)
 
 log = logging.getLogger("matchpart")
 
@@ -62,14 +63,8 @@ def parse_edgelist(raw, path, *, drop_self_loops=False, merge_duplicates=False) 
         if ncols != 3 or (column != 2).any():
             k = first(column != 2) if ncols == 3 else 0
             raise bad_token_error(path, raw, bad[k], "an integer vertex id")
-        texts = [raw[a:b] for a, b in bad[:, 2:4].tolist()]  # only the non-integer weights
-        try:
-            reals = np.array(texts, dtype=np.float64)
-        except ValueError:
-            k = next(k for k, t in enumerate(texts) if not _is_float(t))
-            raise bad_token_error(path, raw, bad[k], "a number") from None
         w = w.astype(np.float64)
-        w[bad[:, 0] // 3] = reals
+        w[bad[:, 0] // 3] = real_values(path, raw, bad)
     neg = (u < 0) | (v < 0)
     if neg.any():
         i = first(neg)
@@ -144,14 +139,6 @@ def _edgelist_mark(raw):
         elif wd in (b"0-based", b"1-based"):
             base = int(wd[:1])
     return n, base
-
-
-def _is_float(text):
-    try:
-        float(text)
-        return True
-    except ValueError:
-        return False
 
 
 def edgelist_bytes(n, m, u, v, w, weighted):

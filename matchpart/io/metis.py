@@ -17,6 +17,7 @@ from numba import njit
 from .. import backend, csrcheck
 from ..errors import GraphError, GraphFormatError
 from ..graph import Graph
+from .source import read_bytes
 from .text import MAX_DIGITS, MAX_WEIGHT_TOTAL, format_int_lines, token_error
 
 log = logging.getLogger("matchpart")
@@ -174,7 +175,6 @@ def read_metis(path, *, symmetrize=False, drop_self_loops=False, merge_duplicate
     (multi-constraint weights) is not supported. Checked: vertex line count == n, 2*m ==
     stored adjacency entries, indices in 1..n, token counts, integer tokens, symmetry.
     """
-    from .source import read_bytes
     return parse_metis(read_bytes(path), path, symmetrize=symmetrize, drop_self_loops=drop_self_loops,
                        merge_duplicates=merge_duplicates)
 
@@ -223,12 +223,12 @@ def parse_metis(raw, path, *, symmetrize=False, drop_self_loops=False, merge_dup
         k = csrcheck.first_duplicate(indptr, cols)
         if k >= 0:
             u = int(np.searchsorted(indptr, k, side="right") - 1)
-            raise located(GraphError("", u, int(cols[k]), kind="duplicate"), path, vline)
+            raise vertex_error("duplicate", u, int(cols[k]), path, vline)
     code, u, v, k, p = csrcheck.first_asymmetry(indptr, cols, weights)
     if code == csrcheck.ASYMMETRIC:
-        raise located(GraphError("", u, v, kind="asymmetric"), path, vline)
+        raise vertex_error("asymmetric", u, v, path, vline)
     if code == csrcheck.WEIGHT_MISMATCH:
-        raise located(GraphError("", u, v, kind="weight_mismatch"), path, vline, (ewgt[k], ewgt[p]))
+        raise vertex_error("weight_mismatch", u, v, path, vline, weights=(ewgt[k], ewgt[p]))
     return Graph._trusted(indptr, cols, ewgt, vwgt, backend.get("cpu"))
 
 
@@ -314,32 +314,38 @@ def _check_entry(info, path, n):
     raise GraphFormatError(msg, path, line, kind=kind, vertex=v)
 
 
-def located(exc, path, vline, weights=None):
-    """``exc``, a GraphError about 0-based vertices, restated with 1-based ids and the file line of
-    the vertex concerned (``vline[v]``), chosen by the error's kind. ``weights``: the two
-    directions' weights of a weight mismatch, when known."""
-    u, v = exc.vertex, exc.neighbor
-    if u is None:
+def located(exc, path, vline):
+    """``exc``, a GraphError about 0-based vertices (from Graph's validation), restated with
+    1-based ids and the file line of the vertex concerned."""
+    if exc.vertex is None:
         return GraphFormatError(str(exc), path, kind=exc.kind)
+    return vertex_error(exc.kind, exc.vertex, exc.neighbor, path, vline, detail=str(exc))
+
+
+def vertex_error(kind, u, v, path, vline, weights=None, detail=None):
+    """The error of ``kind`` about entry (u, v) (0-based; v may be None), worded for a METIS
+    file: 1-based ids, at the file line of the vertex whose line needs fixing (``vline[v]``
+    is vertex v's line). ``weights``: the two directions' weights of a weight mismatch;
+    ``detail``: the 0-based message of a kind without a wording of its own."""
+    a = u + 1
     if v is None:
-        return GraphFormatError(f"vertex {u + 1}: {exc} (0-based ids in this message)", path, int(vline[u]),
-                                kind=exc.kind, vertex=u)
-    a, b = u + 1, v + 1
-    if exc.kind == "asymmetric":  # u lists v; the line to fix is v's
+        return GraphFormatError(f"vertex {a}: {detail} (0-based ids in this message)", path, int(vline[u]),
+                                kind=kind, vertex=u)
+    b = v + 1
+    if kind == "asymmetric":  # u lists v; the line to fix is v's
         msg = (f"vertex {b} does not list neighbour {a}, but vertex {a} (line {vline[u]}) lists {b}: the "
                "adjacency must be symmetric (symmetrize=True adds the missing entries)")
-        return GraphFormatError(msg, path, int(vline[v]), kind=exc.kind, vertex=v, neighbor=u)
-    if exc.kind == "duplicate":
+        return GraphFormatError(msg, path, int(vline[v]), kind=kind, vertex=v, neighbor=u)
+    if kind == "duplicate":
         msg = f"vertex {a} lists neighbour {b} more than once (merge_duplicates=True sums them)"
-    elif exc.kind == "weight_mismatch":
-        if weights is not None:
-            msg = (f"edge ({a}, {b}) has weight {weights[0]} but edge ({b}, {a}) (line {vline[v]}) has weight "
-                   f"{weights[1]}: the two directions have different weights")
-        else:
-            msg = f"edge ({a}, {b}) and edge ({b}, {a}) (line {vline[v]}) have different weights"
+    elif kind == "weight_mismatch" and weights is not None:
+        msg = (f"edge ({a}, {b}) has weight {weights[0]} but edge ({b}, {a}) (line {vline[v]}) has weight "
+               f"{weights[1]}: the two directions have different weights")
+    elif kind == "weight_mismatch":
+        msg = f"edge ({a}, {b}) and edge ({b}, {a}) (line {vline[v]}) have different weights"
     else:
-        msg = f"vertex {a}: {exc} (0-based ids in this message)"
-    return GraphFormatError(msg, path, int(vline[u]), kind=exc.kind, vertex=u, neighbor=v)
+        msg = f"vertex {a}: {detail} (0-based ids in this message)"
+    return GraphFormatError(msg, path, int(vline[u]), kind=kind, vertex=u, neighbor=v)
 
 
 def metis_bytes(n, m, indptr, indices, ewgt, vwgt):
