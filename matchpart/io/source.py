@@ -52,7 +52,7 @@ def read_bytes(path, *, keep_bom=False):
     nul = raw.find(b"\0")
     if nul >= 0:
         raise GraphFormatError("contains a NUL byte: this is a binary file, not a text graph file",
-                               path, raw.count(b"\n", 0, nul) + 1)
+                               path, raw.count(b"\n", 0, nul) + 1, kind="invalid")
     if raw.startswith(UTF8_BOM) and not keep_bom:
         raw = raw[len(UTF8_BOM):]
     return raw
