@@ -16,7 +16,7 @@ __version__ = "0.1.0"
 # (no numba compilation, no CuPy) until a feature is used.
 _LAZY = {
     "Graph": "matchpart.graph",
-    "as_graph": "matchpart.graph",
+    "as_graph": "matchpart.io",
     "load_graph": "matchpart.io",
     "save_graph": "matchpart.io",
     "read_partition": "matchpart.io",

@@ -20,7 +20,7 @@ def compare(graph, k, matchers=None, *, seeds=DEFAULT_SEEDS, eps=0.03, device="a
     balance bound), ``runs``, and ``cuts`` (one per seed). Rows are sorted by median cut
     (feasible runs first). ``progress``, if given, is called with a line per finished run.
     """
-    from .graph import as_graph
+    from .io import as_graph
     from .matchers import available
     from .matchers.registry import resolve
     from .pipeline import partition

@@ -5,6 +5,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import backend as _backend
+from . import csrcheck
 from .errors import GraphError
 
 INT32_MAX = np.iinfo(np.int32).max
@@ -25,7 +26,7 @@ def _weights(values, count, what):
         bad = ~np.isfinite(w)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise GraphError(f"{what} weight #{i} is {w[i]} (must be finite)")
+            raise GraphError(f"{what} weight #{i} is {w[i]} (must be finite)", kind="bad_weight")
         if np.array_equal(w, np.round(w)) and (w.size == 0 or np.abs(w).max() < 2**53):
             w = w.astype(np.int64)
         else:
@@ -165,45 +166,32 @@ class Graph:
             if bad.any():
                 i = int(np.flatnonzero(bad)[0])
                 raise GraphError(f"edge #{i} ({u[i]}, {v[i]}): vertex {a[i]} out of range 0..{n - 1}",
-                                 vertex=int(u[i]), neighbor=int(v[i]))
+                                 vertex=int(u[i]), neighbor=int(v[i]), kind="out_of_range")
         w = _edge_weights(w, u.shape[0])
         loops = u == v
         if loops.any():
             if not drop_self_loops:
                 i = int(np.flatnonzero(loops)[0])
                 raise GraphError(f"edge #{i} is a self-loop on vertex {u[i]} (use drop_self_loops=True)",
-                                 vertex=int(u[i]), neighbor=int(v[i]))
+                                 vertex=int(u[i]), neighbor=int(v[i]), kind="self_loop")
             u, v, w = u[~loops], v[~loops], w[~loops]
-        # canonical (min, max) pairs: an undirected edge list may name an edge in either direction
-        a, b = np.minimum(u, v), np.maximum(u, v)
-        A = sp.coo_matrix((w, (a, b)), shape=(n, n))
-        key = a * n + b
-        order = np.argsort(key, kind="stable")
-        ks = key[order]
-        dup = ks[1:] == ks[:-1]
-        if dup.any():
-            ws = w[order]
-            same_weight = ws[1:] == ws[:-1]
-            if not merge_duplicates:
-                # both directions of one edge with equal weight is a normal symmetric listing
-                pair_dup = dup & same_weight
-                first = order[1:][dup & ~same_weight] if (dup & ~same_weight).any() else None
-                if first is not None:
-                    i = int(first[0])
-                    raise GraphError(f"edge ({u[i]}, {v[i]}) appears more than once with different weights "
-                                     f"(use merge_duplicates=True to sum them)", vertex=int(u[i]), neighbor=int(v[i]))
-                # exact repeats: accept only when they are a symmetric listing (u,v)+(v,u)
-                keep = np.ones(ks.shape[0], dtype=bool)
-                keep[1:] = ~pair_dup
-                sel = order[keep]
-                a, b, w = a[sel], b[sel], w[sel]
-                A = sp.coo_matrix((w, (a, b)), shape=(n, n))
-            # else: coo -> csr sums duplicates
-        A = A.tocsr()
-        A.sum_duplicates()
+        return cls._from_checked_edges(u, v, w, n, _vertex_weights(vwgt, n), merge_duplicates, device)
+
+    @classmethod
+    def _from_checked_edges(cls, u, v, w, n, vwgt, merge_duplicates=False, device="cpu"):
+        """Internal: Graph from int64 edge arrays already checked for range, self-loops and
+        weights (by from_edges, or by a file reader that names the line); what is left to
+        check is repeated edges. The CSR is built symmetric and sorted, valid by construction."""
+        a, b = np.minimum(u, v), np.maximum(u, v)  # an edge may be listed in either direction
+        A = sp.csr_matrix((w, (a, b)), shape=(n, n))  # counting sort; sums repeated pairs
+        if A.nnz != a.shape[0] and not merge_duplicates:
+            A = _without_symmetric_repeats(u, v, w, a, b, n)
+        A.sort_indices()
         S = (A + A.T).tocsr()
         S.sort_indices()
-        return cls(S.indptr, S.indices, S.data, vwgt, device=device)
+        index_type = np.int32 if n < INT32_MAX else np.int64
+        be = _backend.get(device)
+        return cls._trusted(S.indptr.astype(np.int64), S.indices.astype(index_type), S.data, vwgt, be)
 
     @classmethod
     def from_scipy(cls, matrix, vwgt=None, *, symmetrize=False, drop_self_loops=False,
@@ -228,7 +216,7 @@ class Graph:
             if not drop_self_loops:
                 i = int(np.flatnonzero(diag)[0])
                 raise GraphError(f"vertex {i} has a self-loop (diagonal entry {diag[i]}); use drop_self_loops=True",
-                                 vertex=i, neighbor=i)
+                                 vertex=i, neighbor=i, kind="self_loop")
             A.setdiag(0)
             A.eliminate_zeros()
         if symmetrize:
@@ -276,12 +264,42 @@ def _edge_weights(w, count):
     w = _weights(w, count, "edge")
     if w.size and (w <= 0).any():
         i = int(np.flatnonzero(w <= 0)[0])
-        raise GraphError(f"edge weight #{i} is {w[i]}; edge weights must be positive")
+        raise GraphError(f"edge weight #{i} is {w[i]}; edge weights must be positive", kind="bad_weight")
     return w
 
 
+def _vertex_weights(vwgt, n):
+    vwgt = _weights(vwgt, n, "vertex")
+    if vwgt.size and (vwgt < 0).any():
+        i = int(np.flatnonzero(vwgt < 0)[0])
+        raise GraphError(f"vertex {i} has negative weight {vwgt[i]}", vertex=i, kind="bad_weight")
+    return vwgt
+
+
+def _without_symmetric_repeats(u, v, w, a, b, n):
+    """CSR of the canonical pairs (a, b) with exact repeats (same pair, same weight: an edge
+    listed in both directions) kept once; a pair repeated with another weight is an error.
+    Only called when repeats exist, so the sort here costs nothing on ordinary input."""
+    key = a * n + b
+    order = np.argsort(key, kind="stable")
+    ks = key[order]
+    ws = w[order]
+    dup = ks[1:] == ks[:-1]
+    differ = dup & (ws[1:] != ws[:-1])
+    if differ.any():
+        i = int(order[1:][differ][0])
+        raise GraphError(f"edge ({u[i]}, {v[i]}) appears more than once with different weights "
+                         f"(use merge_duplicates=True to sum them)", vertex=int(u[i]), neighbor=int(v[i]),
+                         kind="duplicate")
+    keep = np.ones(ks.shape[0], dtype=bool)
+    keep[1:] = ~dup
+    sel = order[keep]
+    return sp.csr_matrix((w[sel], (a[sel], b[sel])), shape=(n, n))
+
+
 def _validated_csr(indptr, indices, ewgt, vwgt):
-    """Check CSR arrays: shapes, ranges, sorted unique rows, no self-loops, symmetry, weights."""
+    """Check CSR arrays: shapes, ranges, no self-loops, weights, no repeats, symmetry (O(nnz),
+    compiled); rows come back sorted."""
     indptr = np.asarray(indptr)
     indices = np.asarray(indices)
     if indptr.ndim != 1 or indptr.shape[0] < 1:
@@ -292,70 +310,29 @@ def _validated_csr(indptr, indices, ewgt, vwgt):
     n = indptr.shape[0] - 1
     nnz = indices.shape[0]
     if indptr[0] != 0 or indptr[-1] != nnz or (np.diff(indptr) < 0).any():
-        raise GraphError(f"indptr must start at 0, be non-decreasing and end at len(indices)={nnz}")
-    idx = indices.astype(np.int64)
-    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
-    bad = (idx < 0) | (idx >= n)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise GraphError(f"vertex {rows[i]} has neighbour {idx[i]} out of range 0..{n - 1}",
-                         vertex=int(rows[i]), neighbor=int(idx[i]))
-    loops = idx == rows
-    if loops.any():
-        i = int(np.flatnonzero(loops)[0])
-        raise GraphError(f"vertex {rows[i]} has a self-loop", vertex=int(rows[i]), neighbor=int(rows[i]))
-    ewgt = _edge_weights(ewgt, nnz)
-    vwgt = _weights(vwgt, n, "vertex")
-    if vwgt.size and (vwgt < 0).any():
-        i = int(np.flatnonzero(vwgt < 0)[0])
-        raise GraphError(f"vertex {i} has negative weight {vwgt[i]}", vertex=i)
-    # sort each row by neighbour id (stable lexsort on (row, col)), then check duplicates
-    key = rows * max(n, 1) + idx
-    if nnz and (np.diff(key) <= 0).any():
-        order = np.argsort(key, kind="stable")
-        key, idx, ewgt = key[order], idx[order], ewgt[order]
-        rows = rows[order]
-        dup = np.flatnonzero(key[1:] == key[:-1])
-        if dup.size:
-            i = int(dup[0])
-            raise GraphError(f"vertex {rows[i]} lists neighbour {idx[i]} more than once",
-                             vertex=int(rows[i]), neighbor=int(idx[i]))
-    # symmetry: the transposed key set (with weights) must equal the key set
-    tkey = idx * max(n, 1) + rows
-    torder = np.argsort(tkey, kind="stable")
-    tk = tkey[torder]
-    if nnz and (tk != key).any():
-        j = int(np.flatnonzero(tk != key)[0])
-        # the first mismatch: either key[j] lacks a reverse or tk[j] does; report a missing reverse
-        present = np.isin(tk, key)
-        k = int(np.flatnonzero(~present)[0]) if (~present).any() else j
-        src = torder[k]
-        u, v = int(rows[src]), int(idx[src])
+        raise GraphError(f"indptr must start at 0, be non-decreasing and end at len(indices)={nnz}",
+                         kind="size")
+    idx = indices.astype(np.int64)  # a copy: rows are sorted in place below
+    code, u, k = csrcheck.first_bad_neighbor(indptr, idx)
+    if code == csrcheck.OUT_OF_RANGE:
+        raise GraphError(f"vertex {u} has neighbour {idx[k]} out of range 0..{n - 1}",
+                         vertex=int(u), neighbor=int(idx[k]), kind="out_of_range")
+    if code == csrcheck.SELF_LOOP:
+        raise GraphError(f"vertex {u} has a self-loop", vertex=int(u), neighbor=int(u), kind="self_loop")
+    ewgt = _edge_weights(ewgt, nnz)  # always a new array (astype copies): sorted in place below
+    vwgt = _vertex_weights(vwgt, n)
+    csrcheck.sort_rows(indptr, idx, ewgt)
+    k = csrcheck.first_duplicate(indptr, idx)
+    if k >= 0:
+        u = int(np.searchsorted(indptr, k, side="right") - 1)
+        raise GraphError(f"vertex {u} lists neighbour {idx[k]} more than once",
+                         vertex=u, neighbor=int(idx[k]), kind="duplicate")
+    code, u, v, k, p = csrcheck.first_asymmetry(indptr, idx, ewgt)
+    if code == csrcheck.ASYMMETRIC:
         raise GraphError(f"edge ({u}, {v}) has no reverse edge ({v}, {u}): adjacency is not symmetric "
-                         f"(use symmetrize=True)", vertex=u, neighbor=v)
-    tw = ewgt[torder]
-    if nnz and (tw != ewgt).any():
-        j = int(np.flatnonzero(tw != ewgt)[0])
-        u, v = int(rows[j]), int(idx[j])
-        raise GraphError(f"edge ({u}, {v}) has weight {ewgt[j]} but ({v}, {u}) has weight {tw[j]}",
-                         vertex=u, neighbor=v)
-    if n >= INT32_MAX:
-        indices = idx
-    else:
-        indices = idx.astype(np.int32)
+                         f"(use symmetrize=True)", vertex=int(u), neighbor=int(v), kind="asymmetric")
+    if code == csrcheck.WEIGHT_MISMATCH:
+        raise GraphError(f"edge ({u}, {v}) has weight {ewgt[k]} but ({v}, {u}) has weight {ewgt[p]}",
+                         vertex=int(u), neighbor=int(v), kind="weight_mismatch")
+    indices = idx if n >= INT32_MAX else idx.astype(np.int32)
     return indptr, indices, ewgt, vwgt
-
-
-def as_graph(obj, *, edge_weight="weight", node_weight=None):
-    """A Graph from a Graph, scipy sparse matrix, networkx graph, file path or generator spec."""
-    if isinstance(obj, Graph):
-        return obj
-    if sp.issparse(obj):
-        return Graph.from_scipy(obj)
-    if hasattr(obj, "adj") and hasattr(obj, "nodes"):  # networkx graph
-        return Graph.from_networkx(obj, edge_weight=edge_weight, node_weight=node_weight)
-    if isinstance(obj, (str,)) or hasattr(obj, "__fspath__"):
-        from .io import load_graph
-        return load_graph(obj)
-    raise GraphError(f"cannot make a graph from {type(obj).__name__}; pass a matchpart.Graph, a scipy "
-                     "sparse matrix, a networkx graph, a file path or a generator spec like 'delaunay:1000'")

@@ -6,7 +6,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .graph import as_graph
+from .io import as_graph
 from .metrics import max_block_weight
 from .refine.fm import host_arrays, induced_subgraph, pairwise_arrays, refine_arrays
 from .refine.heap import heap_pop, heap_set

@@ -13,7 +13,7 @@ import numpy as np
 from . import backend as _backend
 from . import metrics
 from .coarsen import cluster_mapping, coarsen, level_summaries
-from .graph import as_graph
+from .io import as_graph
 from .matchers import RATINGS, resolve
 from .presets import get_preset
 

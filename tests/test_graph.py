@@ -6,7 +6,8 @@ import scipy.sparse as sp
 from hypothesis import given, settings, strategies as st
 
 from matchpart.errors import GraphError
-from matchpart.graph import Graph, as_graph
+from matchpart.graph import Graph
+from matchpart.io import as_graph
 
 
 def triangle_plus_tail():

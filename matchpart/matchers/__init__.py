@@ -51,7 +51,7 @@ def match(graph, matcher="local_max", *, rating="weight", seed=0, device="auto")
     Returns a Matching with ``mate``, ``weight``, ``cardinality``, ``stats`` (``rounds``,
     ``matched_fraction`` per round) and ``time``.
     """
-    from ..graph import as_graph
+    from ..io import as_graph
     be = _backend.get(device)
     g = as_graph(graph).to(be)
     return run_matcher(matcher, g, rating=rating, seed=seed)

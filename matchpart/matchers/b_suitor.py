@@ -71,7 +71,7 @@ def b_matching(graph, b, *, seed=0, device="auto", rating="weight") -> BMatching
     rating: which edges count as heavy (see ``matchpart.matchers.RATINGS``). ``seed`` is
     accepted for API symmetry; the result is deterministic.
     """
-    from ..graph import as_graph
+    from ..io import as_graph
     be = _backend.get(device)
     g = as_graph(graph).to(be)
     xp = be.xp

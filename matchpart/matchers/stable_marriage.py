@@ -238,7 +238,7 @@ def smi_from_graph(graph, rating="weight"):
     (min id, max id) pair first; ``matchers.ratings.edge_priority``). Both sides are the
     same lists, returned as ``(indptr, indices)`` numpy tuples.
     """
-    from ..graph import as_graph
+    from ..io import as_graph
     from .ratings import edge_priority
     g = as_graph(graph)
     be = g.backend
@@ -257,7 +257,7 @@ def matching_from_stable(graph, partner):
     By Lemma 3.1 the solution pairs proposer i with receiver j exactly when it pairs
     proposer j with receiver i, so ``partner`` is the mate array; this is checked.
     """
-    from ..graph import as_graph
+    from ..io import as_graph
     from .base import Matching, matching_problems
     g = as_graph(graph)
     mate = np.asarray(partner, dtype=np.int64)

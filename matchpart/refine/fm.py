@@ -9,7 +9,7 @@ import numpy as np
 from numba import njit
 
 from ..errors import MatchpartError
-from ..graph import as_graph
+from ..io import as_graph
 from . import gain_cache as gc
 from .fm2 import fm2_pass
 from .kway_fm import LOCAL_STALL_MOVES, STALL_MOVES_FRACTION, STALL_MOVES_MIN, default_stall, fm_pass, localized_round

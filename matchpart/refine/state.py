@@ -11,7 +11,7 @@ import numpy as np
 from numba import njit
 
 from .. import metrics
-from ..graph import as_graph
+from ..io import as_graph
 
 
 def block_weights(graph, parts, k):
