@@ -23,7 +23,7 @@ from .destinations import best_destinations, gather_rows, hash64_nb, hash_key_nb
 from .kway_fm import _has_other_block
 from .rebalance import MAX_ROUNDS as _REBALANCE_ROUNDS
 from .rebalance import rebalance, rebalance_nb
-from .state import host_arrays, block_weights, cast_like, check_partition, host_block_weights, host_overload, overload
+from .state import host_arrays, bounds_array, device_bounds, block_weights, cast_like, check_partition, host_block_weights, host_overload, overload
 
 # Tunables (defaults follow the Jet paper where it gives one)
 MAX_ITERATIONS = 200           # hard cap; patience normally ends the loop far earlier
@@ -44,7 +44,8 @@ def jet_refine(graph, parts, k, max_block_weight, *, seed=0, max_iterations=MAX_
 
     ``parts``: block id per vertex (0..k-1), numpy or the graph's device array; the result is a
     new array on the graph's backend in the same integer dtype. ``max_block_weight``: Lmax,
-    e.g. ``metrics.max_block_weight(graph.total_vwgt, k, eps)``. The result is balanced
+    e.g. ``metrics.max_block_weight(graph.total_vwgt, k, eps)``, or k per-block bounds
+    (``metrics.block_bounds``). The result is balanced
     whenever the input is (or rebalancing reached balance) and its cut is never above the
     input's when the input is balanced. If balance is never reached (infeasible bound) the
     least overloaded partition seen is returned. ``negative_gain_factor`` is Jet's c (see
@@ -67,13 +68,14 @@ def jet_refine(graph, parts, k, max_block_weight, *, seed=0, max_iterations=MAX_
     if graph.n == 0 or k == 1:
         return cast_like(parts, p, be)
     if method == "numba":
-        maxw = np.full(int(k), float(max_block_weight))
+        maxw = bounds_array(max_block_weight, k)
         best = jet_arrays(host_arrays(graph), p, maxw, seed=seed, max_iterations=max_iterations,
                           patience=patience, negative_gain_factor=negative_gain_factor,
                           min_improvement=min_improvement)
         return cast_like(parts, best, be)
-    return cast_like(parts, _jet_xp(graph, p, k, max_block_weight, seed, max_iterations, patience,
-                                    negative_gain_factor, min_improvement), be)
+    lmax = device_bounds(be, max_block_weight, k)
+    return cast_like(parts, _jet_xp(graph, p, k, lmax, seed, max_iterations, patience, negative_gain_factor,
+                                    min_improvement), be)
 
 
 def jet_arrays(arrays, parts, maxw, *, seed=0, max_iterations=MAX_ITERATIONS, patience=PATIENCE,

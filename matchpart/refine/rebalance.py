@@ -20,7 +20,7 @@ from numba import njit
 from . import gain_cache as gc
 from .destinations import best_destinations, hash32_nb, hash_key_nb, row_ids, vertex_destination
 from .heap import heap_pop, heap_remove, heap_set
-from .state import host_arrays, block_weights, cast_like, check_partition, host_block_weights
+from .state import host_arrays, bounds_array, device_bounds, block_weights, cast_like, check_partition, host_block_weights
 
 # Tunables
 MAX_ROUNDS = 256           # a round usually fixes every overweight block (a handful of rounds in
@@ -352,11 +352,11 @@ def rebalance(graph, parts, k, max_block_weight, *, seed=0, max_rounds=MAX_ROUND
         if be.is_gpu:
             raise ValueError("method='numba' runs on the CPU only; use method='xp' for a GPU graph")
         indptr, indices, ewgt, vwgt = host_arrays(graph)
-        maxw = np.full(int(k), float(max_block_weight))
+        maxw = bounds_array(max_block_weight, k)
         rebalance_nb(indptr, indices, ewgt, vwgt, p, maxw, int(seed), int(max_rounds))
         return cast_like(parts, p, be)
     rows = row_ids(graph)
-    lmax = max_block_weight
+    lmax = device_bounds(be, max_block_weight, k)
     for rnd in range(max_rounds):
         bw = block_weights(graph, p, k)
         if not bool((bw > lmax).any()):
