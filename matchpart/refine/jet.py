@@ -106,6 +106,25 @@ def _boundary_from_scratch(indptr, indices, parts, bnd, in_list):
 
 
 @njit(cache=True)
+def _extend_boundary(indptr, indices, moved, nm, bnd, nb, in_list):
+    """Add moved vertices and their neighbours to the list (the boundary only changes there);
+    returns the new length. Listed vertices that became interior leave it in _scan."""
+    for i in range(nm):
+        v = moved[i]
+        if not in_list[v]:
+            in_list[v] = True
+            bnd[nb] = v
+            nb += 1
+        for e in range(indptr[v], indptr[v + 1]):
+            u = indices[e]
+            if not in_list[u]:
+                in_list[u] = True
+                bnd[nb] = u
+                nb += 1
+    return nb
+
+
+@njit(cache=True)
 def _scan(indptr, indices, ewgt, parts, k, bnd, nb, in_list, locked, key, dest, conn_dest, conn_own, acc, touched,
           everywhere):
     """best_destinations for the listed vertices (dropping those no longer on the boundary).
@@ -189,6 +208,9 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
     acc = np.zeros(k, dtype=ewgt.dtype)
     touched = np.empty(k, dtype=np.int64)
     everywhere = np.ones(k, dtype=np.bool_)
+    log = np.empty(n, dtype=np.int64)        # vertices moved by rebalancing
+    nlog = np.zeros(1, dtype=np.int64)
+    logged = np.zeros(n, dtype=np.bool_)
     nb = _boundary_from_scratch(indptr, indices, p, bnd, in_list)
     bw = host_block_weights(p, vwgt, k)
     nm = 0                                   # vertices moved (and locked) by the last iteration
@@ -198,8 +220,12 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
     stale = 0
     for it in range(max_iterations + 1):
         if (bw > maxw).any():
-            bw = rebalance_nb(indptr, indices, ewgt, vwgt, p, maxw, seed + 7919 * it, _REBALANCE_ROUNDS)
-            nb = _boundary_from_scratch(indptr, indices, p, bnd, in_list)
+            bw = rebalance_nb(indptr, indices, ewgt, vwgt, p, maxw, seed + 7919 * it, _REBALANCE_ROUNDS,
+                              log, nlog, logged)
+            for i in range(nlog[0]):
+                logged[log[i]] = False
+            nb = _extend_boundary(indptr, indices, log, nlog[0], bnd, nb, in_list)
+            nlog[0] = 0
         nb, two_cut = _scan(indptr, indices, ewgt, p, k, bnd, nb, in_list, locked,
                             hash_key_nb(seed, _STREAM_DEST + it), dest, conn_dest, conn_own, acc, touched,
                             everywhere)
@@ -228,18 +254,7 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
             bw[dest[v]] += vwgt[v]
             p[v] = dest[v]
             locked[v] = True
-        for i in range(nm):                  # the boundary can only grow next to moved vertices
-            v = moved[i]
-            if not in_list[v]:
-                in_list[v] = True
-                bnd[nb] = v
-                nb += 1
-            for e in range(indptr[v], indptr[v + 1]):
-                u = indices[e]
-                if not in_list[u]:
-                    in_list[u] = True
-                    bnd[nb] = u
-                    nb += 1
+        nb = _extend_boundary(indptr, indices, moved, nm, bnd, nb, in_list)
     return best
 
 
