@@ -81,6 +81,28 @@ def _check_parts(parts, n, k):
     return np.array(p, dtype=np.int64)
 
 
+@njit(cache=True)
+def refine_nb(indptr, indices, ewgt, vwgt, parts, maxw, passes, seed, stall, rebalance, boundary_only,
+              local_stall, cache):
+    """refine_arrays as one compiled call: rebalance if overweight, then FM passes; in place.
+
+    ``cache``: a gain cache (gain_cache.new_cache) whose entries are all unbuilt; they are left
+    unbuilt again on return, so a caller may reuse it for the next call on the same graph.
+    Returns (initial cut, cut, moves, passes done, rebalance moves, overload).
+    """
+    n = indptr.shape[0] - 1
+    bw = host_block_weights(parts, vwgt, maxw.shape[0])
+    initial_cut = host_cut(indptr, indices, ewgt, parts)
+    rb_moves = 0
+    if rebalance and (bw > maxw).any():
+        np.random.seed(seed ^ 0x5EED)
+        rb_moves = serial_rebalance(indptr, indices, ewgt, vwgt, parts, bw, maxw, np.random.permutation(n), cache)
+    cut, moves, done = _fm(indptr, indices, ewgt, vwgt, parts, bw, maxw, passes, seed, stall,
+                           MIN_PASS_IMPROVEMENT, boundary_only, local_stall, cache)
+    cache[3][:] = -1
+    return initial_cut, cut, moves, done, rb_moves, host_overload(bw, maxw)
+
+
 def refine_arrays(arrays, parts, maxw, *, seed=0, passes=4, stall=None, rebalance=True, boundary_only=True,
                   localized=True):
     """FM on host arrays (see host_arrays) with per-block bounds ``maxw``; parts is changed in place.
@@ -92,19 +114,13 @@ def refine_arrays(arrays, parts, maxw, *, seed=0, passes=4, stall=None, rebalanc
     """
     indptr, indices, ewgt, vwgt = arrays
     n = indptr.shape[0] - 1
-    k = maxw.shape[0]
-    bw = host_block_weights(parts, vwgt, k)
-    initial_cut = host_cut(indptr, indices, ewgt, parts)
-    cache = gc.new_cache(n, indices.shape[0], k)   # shared by the rebalancer and every pass
-    rb_moves = 0
-    if rebalance and (bw > maxw).any():
-        rb_moves = int(serial_rebalance(indptr, indices, ewgt, vwgt, parts, bw, maxw,
-                                        np.random.default_rng(seed ^ 0x5EED).permutation(n), cache))
+    cache = gc.new_cache(n, indices.shape[0], maxw.shape[0])   # shared by the rebalancer and every pass
     stall = default_stall(n) if stall is None else int(stall)
-    cut, moves, done = _fm(indptr, indices, ewgt, vwgt, parts, bw, maxw, int(passes), int(seed) % 2**32, stall,
-                           MIN_PASS_IMPROVEMENT, boundary_only, LOCAL_STALL_MOVES if localized else 0, cache)
+    initial_cut, cut, moves, done, rb_moves, over = refine_nb(
+        indptr, indices, ewgt, vwgt, parts, maxw, int(passes), int(seed) % 2**31, stall, bool(rebalance),
+        bool(boundary_only), LOCAL_STALL_MOVES if localized else 0, cache)
     return {"cut": cut, "initial_cut": initial_cut, "moves": int(moves), "passes": int(done),
-            "rebalance_moves": rb_moves, "overload": float(host_overload(bw, maxw))}
+            "rebalance_moves": int(rb_moves), "overload": float(over)}
 
 
 def induced_subgraph(arrays, verts):
