@@ -122,9 +122,47 @@ def _rebalance_round(graph, parts, k, lmax, bw, seed, rnd, rows, method):
 
 # ---- parallel rounds: compiled formulation (CPU), same moves as _rebalance_round ------------
 @njit(cache=True)
-def _sort_by(order, key):
-    """order re-sorted stably by key[order] (one step of a least-significant-first lexsort)."""
-    return order[np.argsort(key[order], kind="mergesort")]
+def _precedes(keys, a, b):
+    """Row a before row b: keys compared most significant first (keys[0]), then by position."""
+    for r in range(keys.shape[0]):
+        if keys[r, a] != keys[r, b]:
+            return keys[r, a] < keys[r, b]
+    return a < b
+
+
+@njit(cache=True)
+def _lexsort_nb(keys):
+    """Positions 0..m-1 sorted by the columns of keys (rows most significant first); the order
+    numpy.lexsort gives with the rows reversed. A plain merge sort: numba's own sorts cost
+    seconds of compile time each, and these lists are short."""
+    m = keys.shape[1]
+    a = np.arange(m)
+    b = np.empty(m, dtype=np.int64)
+    width = 1
+    while width < m:
+        for lo in range(0, m, 2 * width):
+            mid = min(lo + width, m)
+            hi = min(lo + 2 * width, m)
+            i, j, o = lo, mid, lo
+            while i < mid and j < hi:
+                if _precedes(keys, a[j], a[i]):
+                    b[o] = a[j]
+                    j += 1
+                else:
+                    b[o] = a[i]
+                    i += 1
+                o += 1
+            while i < mid:
+                b[o] = a[i]
+                i += 1
+                o += 1
+            while j < hi:
+                b[o] = a[j]
+                j += 1
+                o += 1
+        a, b = b, a
+        width *= 2
+    return a
 
 
 @njit(cache=True)
@@ -184,9 +222,12 @@ def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, 
         over_src[i] = bw[src[i]] - maxw[src[i]]
     overshoots = (w > over_src).astype(np.float64)
     # 1. each overweight block offers its cheapest vertices until its overload is covered
-    o = np.arange(nc)                                  # cand is ascending: the last key is free
-    for key in (tie, lpw, overshoots, src.astype(np.float64)):
-        o = _sort_by(o, key)
+    keys = np.empty((4, nc), dtype=np.float64)         # cand is ascending: positions break ties
+    keys[0] = src
+    keys[1] = overshoots
+    keys[2] = lpw
+    keys[3] = tie
+    o = _lexsort_nb(keys)
     taken = _group_prefix(src[o], w[o]) < over_src[o]
     sel = o[taken]
     m = sel.shape[0]
@@ -199,9 +240,12 @@ def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, 
     new_block = np.full(m, -1, dtype=np.int64)
     adj = np.flatnonzero(m_dest >= 0)
     if adj.shape[0]:
-        o2 = np.arange(adj.shape[0])
-        for key in (movers[adj].astype(np.float64), m_tie[adj], m_lpw[adj], m_dest[adj].astype(np.float64)):
-            o2 = _sort_by(o2, key)
+        keys = np.empty((4, adj.shape[0]), dtype=np.float64)
+        keys[0] = m_dest[adj]
+        keys[1] = m_lpw[adj]
+        keys[2] = m_tie[adj]
+        keys[3] = movers[adj]
+        o2 = _lexsort_nb(keys)
         ds = m_dest[adj][o2]
         ws = m_w[adj][o2]
         before = _group_prefix(ds, ws)
@@ -217,19 +261,23 @@ def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, 
                 left[new_block[i]] -= m_w[i]
         recv = np.flatnonzero(left > 0)
         if recv.shape[0]:
-            o3 = np.arange(rest.shape[0])
-            for key in (movers[rest].astype(np.float64), m_tie[rest], m_lpw[rest]):
-                o3 = _sort_by(o3, key)
+            keys = np.empty((3, rest.shape[0]), dtype=np.float64)
+            keys[0] = m_lpw[rest]
+            keys[1] = m_tie[rest]
+            keys[2] = movers[rest]
+            o3 = _lexsort_nb(keys)
             r = rest[o3]
             cap = np.cumsum(left[recv])
             cw = 0.0
             any_moved = False
             for i in range(m):
                 any_moved = any_moved or new_block[i] >= 0
+            j = 0                                       # receivers whose room ends at or before start
             for i in range(r.shape[0]):
                 start = cw
                 cw += m_w[r[i]]
-                j = np.searchsorted(cap, start, side="right")
+                while j < cap.shape[0] and cap[j] <= start:
+                    j += 1
                 if j < recv.shape[0] and cw <= cap[j]:    # lies wholly inside receiver j's room
                     new_block[r[i]] = recv[j]
                     any_moved = True
