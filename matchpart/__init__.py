@@ -41,7 +41,10 @@ def __getattr__(name):
     if name in ("matchers", "backend", "metrics", "io", "generators"):
         return import_module(f"matchpart.{name}")
     if name in _LAZY:
-        return getattr(import_module(_LAZY[name]), name)
+        value = getattr(import_module(_LAZY[name]), name)
+        # importing a submodule named like the attribute (matchpart.compare) binds the module on
+        # the package; return that binding, so every access gives one object (that module is callable)
+        return globals().get(name, value)
     raise AttributeError(f"module 'matchpart' has no attribute {name!r}")
 
 
