@@ -7,7 +7,7 @@ import numpy as np
 from numba import njit
 
 from .io import as_graph
-from .metrics import max_block_weight
+from .metrics import block_bounds
 from .refine.fm import host_arrays, induced_subgraph, pairwise_arrays, refine_arrays
 from .refine.heap import heap_pop, heap_set
 from .refine.packing import heaviest_first, pack_decreasing
@@ -237,22 +237,27 @@ def _grow_and_refine(sub, target0, max_weights, rng, tries, fm_passes):
     return best, best_key
 
 
-def bisection_bounds(sub_weight, k1, k2, lmax, eps_level):
+def bisection_bounds(sub_weight, k1, k2, lmax, eps_level, targets=None):
     """Side weight bounds (max0, max1) for splitting k1 + k2 blocks of a subgraph of weight sub_weight.
 
-    A side that becomes one block may use the whole final bound lmax; a side that is split
-    further gets (1 + eps_level) x its proportional target, so that the ceil(log2 k) levels
-    of bisection multiply to at most (1 + eps) (KaHIP's adapted imbalance).
+    A side that becomes one block may use that block's whole final bound; a side that is
+    split further gets (1 + eps_level) x its target share, so that the ceil(log2 k) levels
+    of bisection multiply to at most (1 + eps) (KaHIP's adapted imbalance). ``lmax``: one
+    bound or the k1 + k2 blocks' bounds; ``targets``: their target fractions (equal if None).
     """
+    lm = np.broadcast_to(np.asarray(lmax, dtype=np.float64), (k1 + k2,))
+    t = np.full(k1 + k2, 1.0) if targets is None else np.asarray(targets, dtype=np.float64)
+    total = float(t.sum())
     bounds = []
-    for ki in (k1, k2):
-        target = sub_weight * ki / (k1 + k2)
-        bounds.append(lmax if ki == 1 else min(target * (1.0 + eps_level), ki * lmax))
+    for lo, hi in ((0, k1), (k1, k1 + k2)):
+        share = float(t[lo:hi].sum()) / total if total > 0 else (hi - lo) / (k1 + k2)
+        target = sub_weight * share
+        bounds.append(lm[lo] if hi - lo == 1 else min(target * (1.0 + eps_level), float(lm[lo:hi].sum())))
     return np.array(bounds, dtype=np.float64)
 
 
 def initial_partition(graph, k, eps, *, seed=0, tries=8, fm_passes=8, hierarchies=BISECT_HIERARCHIES,
-                      pairwise_rounds=PAIRWISE_ROUNDS):
+                      pairwise_rounds=PAIRWISE_ROUNDS, target_weights=None):
     """Block per vertex (numpy int64, 0..k-1) of a k-way partition by recursive bisection.
 
     Each bisection (k1 = k // 2 blocks against k2 = k - k1, target weights in that ratio) is
@@ -284,7 +289,8 @@ def initial_partition(graph, k, eps, *, seed=0, tries=8, fm_passes=8, hierarchie
     parts = np.zeros(n, dtype=np.int64)
     if k == 1 or n == 0:
         return parts
-    lmax = float(max_block_weight(graph.total_vwgt, k, eps))
+    maxw = block_bounds(graph.total_vwgt, k, eps, target_weights).astype(np.float64)
+    targets = None if target_weights is None else np.asarray(target_weights, dtype=np.float64)
     eps_level = (1.0 + eps) ** (1.0 / math.ceil(math.log2(k))) - 1.0
     rng = np.random.default_rng(seed)
 
@@ -298,12 +304,15 @@ def initial_partition(graph, k, eps, *, seed=0, tries=8, fm_passes=8, hierarchie
         k1, k2 = ks // 2, ks - ks // 2
         sub = induced_subgraph(arrays, verts)
         sub_weight = float(sub[3].sum())
-        bounds = bisection_bounds(sub_weight, k1, k2, lmax, eps_level)
-        side = _bisect(sub, sub_weight * k1 / ks, bounds, rng, int(tries), int(fm_passes), int(hierarchies))
+        group = slice(first, first + ks)
+        bounds = bisection_bounds(sub_weight, k1, k2, maxw[group], eps_level,
+                                  None if targets is None else targets[group])
+        share0 = k1 / ks if targets is None or targets[group].sum() <= 0 else \
+            float(targets[first:first + k1].sum() / targets[group].sum())
+        side = _bisect(sub, sub_weight * share0, bounds, rng, int(tries), int(fm_passes), int(hierarchies))
         todo.append((verts[side == 0], k1, first))
         todo.append((verts[side == 1], k2, first + k1))
 
-    maxw = np.full(k, lmax)
     key = _polish(arrays, parts, maxw, rng, FINAL_KWAY_PASSES if fm_passes else 0, int(pairwise_rounds))
     if key[0] > 0:
         parts = _repair_by_packing(arrays, parts, maxw, rng, fm_passes, key)

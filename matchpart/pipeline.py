@@ -68,13 +68,13 @@ def _refine_level(graph, parts, k, lmax, preset, seed, finest):
     """Jet (rebalancing when overweight), then k-way FM on the CPU: a few compiled calls per level."""
     from .refine.fm import refine_arrays
     from .refine.jet import jet_arrays
-    from .refine.state import host_arrays
+    from .refine.state import bounds_array, host_arrays
     be = graph.backend
     c = JET_C_FINEST if finest else JET_C_COARSE
     if be.is_gpu:
         return _refine_level_gpu(graph, parts, k, lmax, preset, seed, c)
     arrays = host_arrays(graph)               # one host copy of the level for every refiner
-    maxw = np.full(k, float(lmax))
+    maxw = bounds_array(lmax, k)
     parts = jet_arrays(arrays, parts, maxw, seed=seed, patience=preset.jet_patience, negative_gain_factor=c)
     if preset.fm_passes:
         refine_arrays(arrays, parts, maxw, seed=seed, passes=preset.fm_passes,   # rebalances first if needed
@@ -103,13 +103,13 @@ def _packing_fallback(graph, k, lmax, preset, seed):
     (e.g. example_weighted with k=32); see refine/packing.py.
     """
     from .refine.packing import heaviest_first, pack_decreasing
-    from .refine.state import host_arrays
+    from .refine.state import bounds_array, host_arrays
     be = graph.backend
     arrays = host_arrays(graph)
     tie = be.to_host(be.hash32(seed, PACKING_STREAM, be.xp.arange(graph.n))).astype(np.float64)
     order = heaviest_first(arrays[3], tie)
     none = np.full(graph.n, -1, dtype=np.int64)
-    maxw = np.full(k, float(lmax))
+    maxw = bounds_array(lmax, k)
     best = None
     for use_edges in (True, False):  # connectivity-aware packing first, plain LPT second
         packed, fits = pack_decreasing(*arrays, order, none, maxw, use_edges)
@@ -122,16 +122,13 @@ def _packing_fallback(graph, k, lmax, preset, seed):
     return None if best is None else best[1]
 
 
-def _imbalance(bw, total, k):
-    """max block weight / ceil(W / k) - 1, as metrics.imbalance, from host block weights."""
-    return float(bw.max()) / math.ceil(total / k) - 1.0 if total else 0.0
-
-
 def _balanced(graph, parts, k, lmax):
-    return bool((metrics.block_weights(graph, parts, k) <= lmax).all().item())
+    """Every block within its bound (lmax: one bound or k host bounds)."""
+    be = graph.backend
+    return bool((be.to_host(metrics.block_weights(graph, parts, k)) <= lmax).all())
 
 
-def _vcycle(graph, k, eps, lmax, *, matcher, rating, seed, preset, coarsening, timings):
+def _vcycle(graph, k, eps, lmax, *, matcher, rating, seed, preset, coarsening, timings, target_weights=None):
     """One multilevel run; returns (parts on the graph's backend, level summaries)."""
     from .initial import initial_partition
     be = graph.backend
@@ -144,7 +141,7 @@ def _vcycle(graph, k, eps, lmax, *, matcher, rating, seed, preset, coarsening, t
     coarsest = levels[-1].graph
     parts = initial_partition(coarsest.to("cpu"), k, eps, seed=seed, tries=preset.initial_tries,
                               fm_passes=preset.initial_fm_passes, hierarchies=preset.initial_hierarchies,
-                              pairwise_rounds=preset.initial_pairwise_rounds)
+                              pairwise_rounds=preset.initial_pairwise_rounds, target_weights=target_weights)
     parts = be.to_device(np.asarray(parts, dtype=np.int64))
     t2 = time.perf_counter()
     depth = len(levels) - 1
@@ -187,7 +184,7 @@ def _iterated_vcycle(graph, parts, k, lmax, *, matcher, rating, seed, preset, co
 
 def partition(graph, k, *, matcher="local_max", rating="expansion_star2", eps=0.03, seed=0,
               device="auto", preset="default", coarsening="matching", edge_weight="weight",
-              node_weight=None):
+              node_weight=None, target_weights=None):
     """Partition ``graph`` into ``k`` blocks of weight <= (1 + eps) * ceil(W / k), minimising the edge cut.
 
     graph: a matchpart Graph, SciPy sparse matrix, networkx graph, file path or generator
@@ -195,7 +192,8 @@ def partition(graph, k, *, matcher="local_max", rating="expansion_star2", eps=0.
     matcher: a registered matcher name (see ``matchpart.matchers.available()``) or a
     callable; rating: edge rating used by weighted matchers; coarsening: "matching" or
     "cluster" (size-constrained label propagation); preset: "fast", "default", "strong".
-    Same inputs and seed give the same partition. Returns a PartitionResult; when no
+    target_weights: k fractions summing to 1 (METIS's tpwgts); block i is then bounded by
+    (1 + eps) * ceil(t_i * W). Same inputs and seed give the same partition. Returns a PartitionResult; when no
     balanced partition exists (e.g. a vertex heavier than the bound) or none was found,
     ``feasible`` is False and a warning says why.
     """
@@ -212,7 +210,8 @@ def partition(graph, k, *, matcher="local_max", rating="expansion_star2", eps=0.
         raise ValueError(f"unknown rating {rating!r}; choose one of {', '.join(RATINGS)}")
     be = _backend.get(device)
     g = g0.to(be)
-    lmax = metrics.max_block_weight(g.total_vwgt, k, eps)
+    bounds = metrics.block_bounds(g.total_vwgt, k, eps, target_weights)
+    lmax = bounds if target_weights is not None else bounds[0].item()   # one number when all blocks share it
     timings = {"coarsening": 0.0, "initial": 0.0, "refinement": 0.0}
     levels = []
     if k == 1 or g.n == 0:
@@ -222,7 +221,7 @@ def partition(graph, k, *, matcher="local_max", rating="expansion_star2", eps=0.
         for cycle in range(pre.cycles):
             cycle_seed = int(seed) + 7919 * cycle
             p, lv = _vcycle(g, k, eps, lmax, matcher=matcher, rating=rating, seed=cycle_seed,
-                            preset=pre, coarsening=coarsening, timings=timings)
+                            preset=pre, coarsening=coarsening, timings=timings, target_weights=target_weights)
             score = (not _balanced(g, p, k, lmax), metrics.edge_cut(g, p))
             if best is None or score < best[0]:
                 best = (score, p, lv)
@@ -242,7 +241,7 @@ def partition(graph, k, *, matcher="local_max", rating="expansion_star2", eps=0.
                 parts = p
     host_parts = be.to_host(parts).astype(np.int64)
     bw = be.to_host(metrics.block_weights(g, parts, k))
-    feasible = bool((bw <= lmax).all())
+    feasible = bool((bw <= bounds).all())
     if not feasible:
         why = (metrics.infeasibility_proof(be.to_host(g.vwgt), k, lmax) or
                f"no partition with every block <= Lmax={lmax} was found (heaviest block {bw.max()})")
@@ -252,6 +251,7 @@ def partition(graph, k, *, matcher="local_max", rating="expansion_star2", eps=0.
         mapping = dict(zip(g0.labels, host_parts.tolist()))
     timings["total"] = time.perf_counter() - t_start
     return PartitionResult(parts=host_parts, mapping=mapping, cut=metrics.edge_cut(g, parts),
-                           imbalance=_imbalance(bw, g.total_vwgt, k), block_weights=bw,
+                           imbalance=metrics.imbalance_from_weights(bw, g.total_vwgt, k, target_weights),
+                           block_weights=bw,
                            feasible=feasible, levels=levels, timings=timings, k=k, eps=eps,
                            max_block_weight=lmax)

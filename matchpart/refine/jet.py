@@ -23,7 +23,7 @@ from .destinations import best_destinations, gather_rows, hash64_nb, hash_key_nb
 from .kway_fm import _has_other_block
 from .rebalance import MAX_ROUNDS as _REBALANCE_ROUNDS
 from .rebalance import rebalance, rebalance_nb
-from .state import host_arrays, block_weights, cast_like, check_partition, host_block_weights, host_overload, overload
+from .state import host_arrays, bounds_array, device_bounds, block_weights, cast_like, check_partition, host_block_weights, host_overload, overload
 
 # Tunables (defaults follow the Jet paper where it gives one)
 MAX_ITERATIONS = 200           # hard cap; patience normally ends the loop far earlier
@@ -44,7 +44,8 @@ def jet_refine(graph, parts, k, max_block_weight, *, seed=0, max_iterations=MAX_
 
     ``parts``: block id per vertex (0..k-1), numpy or the graph's device array; the result is a
     new array on the graph's backend in the same integer dtype. ``max_block_weight``: Lmax,
-    e.g. ``metrics.max_block_weight(graph.total_vwgt, k, eps)``. The result is balanced
+    e.g. ``metrics.max_block_weight(graph.total_vwgt, k, eps)``, or k per-block bounds
+    (``metrics.block_bounds``). The result is balanced
     whenever the input is (or rebalancing reached balance) and its cut is never above the
     input's when the input is balanced. If balance is never reached (infeasible bound) the
     least overloaded partition seen is returned. ``negative_gain_factor`` is Jet's c (see
@@ -67,13 +68,14 @@ def jet_refine(graph, parts, k, max_block_weight, *, seed=0, max_iterations=MAX_
     if graph.n == 0 or k == 1:
         return cast_like(parts, p, be)
     if method == "numba":
-        maxw = np.full(int(k), float(max_block_weight))
+        maxw = bounds_array(max_block_weight, k)
         best = jet_arrays(host_arrays(graph), p, maxw, seed=seed, max_iterations=max_iterations,
                           patience=patience, negative_gain_factor=negative_gain_factor,
                           min_improvement=min_improvement)
         return cast_like(parts, best, be)
-    return cast_like(parts, _jet_xp(graph, p, k, max_block_weight, seed, max_iterations, patience,
-                                    negative_gain_factor, min_improvement), be)
+    lmax = device_bounds(be, max_block_weight, k)
+    return cast_like(parts, _jet_xp(graph, p, k, lmax, seed, max_iterations, patience, negative_gain_factor,
+                                    min_improvement), be)
 
 
 def jet_arrays(arrays, parts, maxw, *, seed=0, max_iterations=MAX_ITERATIONS, patience=PATIENCE,
@@ -100,6 +102,25 @@ def _boundary_from_scratch(indptr, indices, parts, bnd, in_list):
                 nb += 1
                 in_list[v] = True
                 break
+    return nb
+
+
+@njit(cache=True)
+def _extend_boundary(indptr, indices, moved, nm, bnd, nb, in_list):
+    """Add moved vertices and their neighbours to the list (the boundary only changes there);
+    returns the new length. Listed vertices that became interior leave it in _scan."""
+    for i in range(nm):
+        v = moved[i]
+        if not in_list[v]:
+            in_list[v] = True
+            bnd[nb] = v
+            nb += 1
+        for e in range(indptr[v], indptr[v + 1]):
+            u = indices[e]
+            if not in_list[u]:
+                in_list[u] = True
+                bnd[nb] = u
+                nb += 1
     return nb
 
 
@@ -187,6 +208,9 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
     acc = np.zeros(k, dtype=ewgt.dtype)
     touched = np.empty(k, dtype=np.int64)
     everywhere = np.ones(k, dtype=np.bool_)
+    log = np.empty(n, dtype=np.int64)        # vertices moved by rebalancing
+    nlog = np.zeros(1, dtype=np.int64)
+    logged = np.zeros(n, dtype=np.bool_)
     nb = _boundary_from_scratch(indptr, indices, p, bnd, in_list)
     bw = host_block_weights(p, vwgt, k)
     nm = 0                                   # vertices moved (and locked) by the last iteration
@@ -196,8 +220,12 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
     stale = 0
     for it in range(max_iterations + 1):
         if (bw > maxw).any():
-            bw = rebalance_nb(indptr, indices, ewgt, vwgt, p, maxw, seed + 7919 * it, _REBALANCE_ROUNDS)
-            nb = _boundary_from_scratch(indptr, indices, p, bnd, in_list)
+            bw = rebalance_nb(indptr, indices, ewgt, vwgt, p, maxw, seed + 7919 * it, _REBALANCE_ROUNDS,
+                              log, nlog, logged)
+            for i in range(nlog[0]):
+                logged[log[i]] = False
+            nb = _extend_boundary(indptr, indices, log, nlog[0], bnd, nb, in_list)
+            nlog[0] = 0
         nb, two_cut = _scan(indptr, indices, ewgt, p, k, bnd, nb, in_list, locked,
                             hash_key_nb(seed, _STREAM_DEST + it), dest, conn_dest, conn_own, acc, touched,
                             everywhere)
@@ -226,18 +254,7 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
             bw[dest[v]] += vwgt[v]
             p[v] = dest[v]
             locked[v] = True
-        for i in range(nm):                  # the boundary can only grow next to moved vertices
-            v = moved[i]
-            if not in_list[v]:
-                in_list[v] = True
-                bnd[nb] = v
-                nb += 1
-            for e in range(indptr[v], indptr[v + 1]):
-                u = indices[e]
-                if not in_list[u]:
-                    in_list[u] = True
-                    bnd[nb] = u
-                    nb += 1
+        nb = _extend_boundary(indptr, indices, moved, nm, bnd, nb, in_list)
     return best
 
 

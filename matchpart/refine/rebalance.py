@@ -20,7 +20,7 @@ from numba import njit
 from . import gain_cache as gc
 from .destinations import best_destinations, hash32_nb, hash_key_nb, row_ids, vertex_destination
 from .heap import heap_pop, heap_remove, heap_set
-from .state import host_arrays, block_weights, cast_like, check_partition, host_block_weights
+from .state import host_arrays, bounds_array, device_bounds, block_weights, cast_like, check_partition, host_block_weights
 
 # Tunables
 MAX_ROUNDS = 256           # a round usually fixes every overweight block (a handful of rounds in
@@ -141,8 +141,12 @@ def _group_prefix(groups, weights):
 
 
 @njit(cache=True)
-def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd):
-    """One round of _rebalance_round as one kernel; parts and bw change in place; returns moves."""
+def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, log, nlog, logged):
+    """One round of _rebalance_round as one kernel; parts and bw change in place; returns moves.
+
+    Moved vertices not yet ``logged`` are flagged and appended to log (log[nlog[0]], ...), so
+    callers can update what depends on their blocks without a full pass; log needs room for n.
+    """
     n = parts.shape[0]
     k = maxw.shape[0]
     room = maxw - bw
@@ -243,17 +247,24 @@ def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd):
             bw[b] += vwgt[v]
             parts[v] = b
             moved += 1
+            if not logged[v]:
+                logged[v] = True
+                log[nlog[0]] = v
+                nlog[0] += 1
     return moved
 
 
 @njit(cache=True)
-def rebalance_nb(indptr, indices, ewgt, vwgt, parts, maxw, seed, max_rounds):
-    """Parallel rounds until balanced or stuck (the compiled loop of ``rebalance``); in place."""
+def rebalance_nb(indptr, indices, ewgt, vwgt, parts, maxw, seed, max_rounds, log, nlog, logged):
+    """Parallel rounds until balanced or stuck (the compiled loop of ``rebalance``); in place.
+
+    Returns the block weights; moved vertices are logged as in rebalance_round_nb.
+    """
     bw = host_block_weights(parts, vwgt, maxw.shape[0])
     for rnd in range(max_rounds):
         if not (bw > maxw).any():
             break
-        if rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd) == 0:
+        if rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, log, nlog, logged) == 0:
             break
     return bw
 
@@ -352,11 +363,12 @@ def rebalance(graph, parts, k, max_block_weight, *, seed=0, max_rounds=MAX_ROUND
         if be.is_gpu:
             raise ValueError("method='numba' runs on the CPU only; use method='xp' for a GPU graph")
         indptr, indices, ewgt, vwgt = host_arrays(graph)
-        maxw = np.full(int(k), float(max_block_weight))
-        rebalance_nb(indptr, indices, ewgt, vwgt, p, maxw, int(seed), int(max_rounds))
+        maxw = bounds_array(max_block_weight, k)
+        rebalance_nb(indptr, indices, ewgt, vwgt, p, maxw, int(seed), int(max_rounds), np.empty(p.shape[0], np.int64),
+                     np.zeros(1, np.int64), np.zeros(p.shape[0], np.bool_))
         return cast_like(parts, p, be)
     rows = row_ids(graph)
-    lmax = max_block_weight
+    lmax = device_bounds(be, max_block_weight, k)
     for rnd in range(max_rounds):
         bw = block_weights(graph, p, k)
         if not bool((bw > lmax).any()):

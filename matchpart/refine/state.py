@@ -24,14 +24,34 @@ def overload(bw, lmax):
     return (bw - lmax).clip(0).sum()
 
 
+def bounds_array(max_block_weight, k):
+    """Host float64 array of the k block bounds from one bound or k of them (host or device)."""
+    mbw = max_block_weight.get() if hasattr(max_block_weight, "get") else max_block_weight
+    try:
+        b = np.broadcast_to(np.asarray(mbw, dtype=np.float64), (int(k),)).copy()
+    except (TypeError, ValueError):
+        raise ValueError(f"max_block_weight must be a number or {k} numbers, got {max_block_weight!r}") from None
+    if not np.isfinite(b).all() or (b < 0).any() or not (b > 0).any():
+        raise ValueError(f"max_block_weight must be positive finite numbers, got {max_block_weight!r}")
+    return b
+
+
+def device_bounds(be, max_block_weight, k):
+    """The bounds as the whole-array code compares them: the scalar when all blocks share
+    it, else a device array of k (per-block targets)."""
+    b = np.asarray(max_block_weight.get() if hasattr(max_block_weight, "get") else max_block_weight)
+    if b.ndim == 0 or (b == b.flat[0]).all():
+        return b.flat[0].item()
+    return be.to_device(b)
+
+
 def check_partition(graph, parts, k, max_block_weight):
     """Validated int64 copy of ``parts`` on the graph's backend (raises ValueError on bad input)."""
     be = graph.backend
     xp = be.xp
     if not isinstance(k, (int, np.integer)) or k < 1:
         raise ValueError(f"k must be a positive integer, got {k!r}")
-    if not np.isfinite(float(max_block_weight)) or float(max_block_weight) <= 0:
-        raise ValueError(f"max_block_weight must be a positive finite number, got {max_block_weight!r}")
+    bounds_array(max_block_weight, k)
     p = be.to_device(parts)
     if p.ndim != 1 or p.shape[0] != graph.n:
         raise ValueError(f"parts must be a 1-d array of length n={graph.n}, got shape {tuple(p.shape)}")
