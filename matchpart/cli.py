@@ -12,8 +12,8 @@ import time
 import warnings
 
 from . import __version__, cli_compare
-from .cli_common import (PROG, _check_output, _check_partitionable, _eps, _load, _notes, _positive_int, _seed,
-                         _seed_count)
+from .cli_common import (PROG, _check_output, _check_partitionable, _eps, _fractions, _load, _notes,
+                         _positive_int, _seed)
 from .errors import MatchpartError
 
 
@@ -101,6 +101,9 @@ def build_parser():
                         "(default: expansion_star2)")
     s.add_argument("--eps", type=_eps, default=0.03,
                    help="imbalance: blocks weigh at most (1+eps)*ceil(W/K) (default 0.03)")
+    s.add_argument("--target-weights", type=_fractions, default=None, metavar="T0,T1,...",
+                   help="fraction of the total weight for each block, summing to 1 (METIS's tpwgts): "
+                        "block i weighs at most (1+eps)*ceil(Ti*W)")
     s.add_argument("--seed", type=_seed, default=0, help="random seed (default 0)")
     device_arg(s)
     s.add_argument("--preset", default="default", choices=("fast", "default", "strong"),
@@ -244,7 +247,7 @@ def cmd_partition(args, out):
     if args.verbose:
         print(f"{PROG}: partitioning {g.n} vertices, {g.m} edges into {args.k} blocks", file=sys.stderr)
     kwargs = dict(eps=args.eps, seed=args.seed, device=args.device, preset=args.preset)
-    for name in ("matcher", "rating", "coarsening"):
+    for name in ("matcher", "rating", "coarsening", "target_weights"):
         value = getattr(args, name)
         if value is not None:
             kwargs[name] = value
@@ -254,7 +257,7 @@ def cmd_partition(args, out):
     wall = time.perf_counter() - t0
     timings = dict(getattr(res, "timings", {}) or {})
     timings.setdefault("total", wall)
-    report = summary(g, res.parts, args.k, args.eps, bound=res.max_block_weight)
+    report = summary(g, res.parts, args.k, args.eps, target_weights=args.target_weights)
     report.update(graph=args.graph, timings=timings, levels=list(res.levels),
                   output=None if target == "-" else target)
     _write_parts(res.parts, target)
@@ -291,7 +294,7 @@ def _to_stderr(line=""):
 def _print_report(r, out, verbose):
     out(f"cut:        {r['cut']}")
     out(f"imbalance:  {r['imbalance']:.4f}")
-    out(f"feasible:   {'yes' if r['feasible'] else 'no (a block exceeds (1+eps)*ceil(W/K))'}")
+    out(f"feasible:   {'yes' if r['feasible'] else 'no (a block exceeds its bound (1+eps)*ceil(Ti*W))'}")
     out(f"comm volume: total {r['total_comm_volume']}, max {r['max_comm_volume']}")
     out(f"boundary vertices: {r['boundary_vertices']}")
     out(f"empty blocks: {r['empty_blocks']}")

@@ -39,6 +39,18 @@ def _eps(text):
     return value
 
 
+def _fractions(text):
+    """--target-weights: a comma list of numbers (checked against K, and summed, by partition())."""
+    try:
+        values = [float(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated fractions such as 0.5,0.25,0.25, got {text!r}") \
+            from None
+    if not all(math.isfinite(v) and v >= 0 for v in values):
+        raise argparse.ArgumentTypeError(f"fractions must be finite numbers >= 0, got {text!r}")
+    return values
+
+
 _positive_int = _int_in(1)
 _seed = _int_in(0, 2**63 - 1)  # the hash RNG keeps 64 bits: larger seeds would repeat smaller ones
 _seed_count = _int_in(1, 10**6)

@@ -170,15 +170,14 @@ def pieces_per_block(graph, parts, k):
     return np.bincount(block_of_piece, minlength=k)
 
 
-def summary(g, parts, k, eps=0.03, bound=None):
+def summary(g, parts, k, eps=0.03, target_weights=None):
     """Everything the CLI and ``compare`` report about a partition of Graph ``g``, as a
-    JSON-friendly dict.
-
-    ``bound``: the balance bound (a number, or one per block for target weights); default
-    max_block_weight(W, k, eps).
+    JSON-friendly dict; with ``target_weights`` the bounds and the imbalance are per block
+    (block_bounds, imbalance_from_weights).
     """
     k = int(k)
-    lmax = max_block_weight(g.total_vwgt, k, eps) if bound is None else bound
+    bounds = block_bounds(g.total_vwgt, k, eps, target_weights)
+    lmax = bounds if target_weights is not None else bounds[0]
     bw = np.asarray(g.backend.to_host(block_weights(g, parts, k)))
     volumes = communication_volumes(g, parts, k)
     _, _, p = _host_csr(g, parts)
@@ -186,8 +185,8 @@ def summary(g, parts, k, eps=0.03, bound=None):
     return {
         "n": g.n, "m": g.m, "k": k, "eps": float(eps),
         "cut": _plain(edge_cut(g, parts)),
-        "imbalance": imbalance(g, parts, k),
-        "feasible": bool((bw <= np.asarray(lmax)).all()),
+        "imbalance": imbalance_from_weights(bw, g.total_vwgt, k, target_weights),
+        "feasible": bool((bw <= bounds).all()),
         "max_block_weight": _plain(lmax),
         "block_weights": [_plain(w) for w in bw],
         "total_comm_volume": int(volumes.sum()),

@@ -26,7 +26,10 @@ def in_tmp_dir(tmp_path, monkeypatch):
 
 
 def run(capsys, *argv):
-    code = main(list(argv))
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:  # usage errors leave through argparse
+        code = exc.code
     out, err = capsys.readouterr()
     return code, out, "".join(ln for ln in err.splitlines(True) if "compiling kernels" not in ln)
 
@@ -171,3 +174,18 @@ def test_compare_plot_file(capsys, tmp_path):
     code, out, err = run(capsys, "compare", "grid:5x5", "grid:4x6", "2", "-m", name, "-r", "1", "--device", "cpu",
                          "--plot", "cmp.png")
     assert code == 0 and (tmp_path / "cmp.png").stat().st_size > 0
+
+
+def test_target_weights(capsys):
+    code, out, err = run(capsys, "partition", "grid:20x20", "3", "--target-weights", "0.5,0.25,0.25", "--json",
+                         "-o", "p", "--device", "cpu", "--preset", "fast")
+    assert code == 0, err
+    report = json.loads(out)
+    weights = np.bincount(read_partition("p", n=400), minlength=3)
+    assert report["max_block_weight"] == [206, 103, 103]  # (1 + 0.03) * ceil(t_i * 400)
+    assert report["feasible"] and (weights <= [206, 103, 103]).all() and weights[0] > 150
+    assert report["block_weights"] == weights.tolist()
+    for bad, words in [("0.5,0.25", "one fraction per block"), ("0.5,0.5,0.5", "sum to 1"),
+                       ("0.5,x,0.5", "comma-separated fractions")]:
+        code, out, err = run(capsys, "partition", "grid:20x20", "3", "--target-weights", bad, "-o", "p")
+        assert code in (1, 2) and words in err and len(err.strip().splitlines()) == 1

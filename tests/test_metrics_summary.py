@@ -41,8 +41,9 @@ def test_summary_matches_networkx(seed):
     assert got["imbalance"] == pytest.approx(metrics.imbalance(g, parts, k))
 
 
-def test_summary_takes_a_bound_per_block():
+def test_summary_with_target_weights():
     g = Graph.from_networkx(nx.path_graph(6))
     parts = np.array([0, 0, 0, 0, 1, 1])
-    assert metrics.summary(g, parts, 2, bound=[4, 2])["feasible"]
+    report = metrics.summary(g, parts, 2, target_weights=[2 / 3, 1 / 3])
+    assert report["feasible"] and report["max_block_weight"] == [4, 2] and report["imbalance"] == 0
     assert not metrics.summary(g, parts, 2)["feasible"]  # 4 > 1.03 * 3
