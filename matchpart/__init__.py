@@ -7,6 +7,7 @@ Public API::
     matchpart.Graph, matchpart.load_graph, matchpart.save_graph
     matchpart.matchers                   # registry: available(), describe(), register()
     matchpart.compare(graph, k)          # matchers compared by downstream cut
+    matchpart.compat                     # pymetis / nxmetis call shapes (part_graph, nx_partition)
 """
 from importlib import import_module
 
@@ -38,7 +39,7 @@ __all__ = sorted(_LAZY) + ["matchers", "backend", "__version__"]
 
 
 def __getattr__(name):
-    if name in ("matchers", "backend", "metrics", "io", "generators"):
+    if name in ("matchers", "backend", "metrics", "io", "generators", "compat"):
         return import_module(f"matchpart.{name}")
     if name in _LAZY:
         value = getattr(import_module(_LAZY[name]), name)

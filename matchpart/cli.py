@@ -239,7 +239,13 @@ def cmd_partition(args, out):
     from .progress import Progress
     target = args.output if args.output is not None else default_output(args.graph, args.k)
     if target != "-":
-        _check_output(target, graph=args.graph)
+        try:
+            _check_output(target, graph=args.graph)
+        except MatchpartError as exc:
+            if args.output is not None:
+                raise
+            raise MatchpartError(f"{exc} (the default partition file, beside the graph; choose another with "
+                                 "-o FILE, or -o - for stdout)") from None
     else:
         out = _to_stderr  # stdout carries the partition; the report goes beside it
     g = _load(args)

@@ -56,6 +56,9 @@ def test_default_output_names_follow_gpmetis(capsys, tmp_path):
     assert code == 0, err
     parts = read_partition(f"{graph}.part.2", n=25)  # beside the graph file, as gpmetis does
     assert int(out.split("cut:")[1].split()[0]) == cut_of(load_graph(graph), parts)
+    (tmp_path / "sub" / "g.graph.part.4").mkdir()  # the default name is taken: say how to choose another
+    code, out, err = run(capsys, "partition", str(graph), "4")
+    assert code == 1 and "is a directory" in err and "-o FILE" in err
 
 
 def test_stdout_output_and_json_report(capsys):
