@@ -8,7 +8,9 @@ from numba import njit
 
 from .io import as_graph
 from .metrics import block_bounds
-from .refine.fm import host_arrays, induced_subgraph, pairwise_arrays, refine_arrays
+from .refine import gain_cache as gc
+from .refine.fm import host_arrays, induced_subgraph, pairwise_arrays, refine_arrays, refine_nb
+from .refine.kway_fm import default_stall
 from .refine.heap import heap_pop, heap_set
 from .refine.packing import heaviest_first, pack_decreasing
 
@@ -224,17 +226,31 @@ def _bisect(sub, target0, max_weights, rng, tries, fm_passes, hierarchies):
 def _grow_and_refine(sub, target0, max_weights, rng, tries, fm_passes):
     """Best of `tries` grown + FM-refined bisections by (overload, cut); returns (side, key)."""
     n = sub[0].shape[0] - 1
-    best = None
-    best_key = None
+    cache = gc.new_cache(n, sub[1].shape[0], 2)
+    side, over, cut = _grow_and_refine_nb(*sub, float(target0), max_weights, int(tries), int(fm_passes),
+                                          int(rng.integers(2**31)), default_stall(n), cache)
+    return side, (over, cut)
+
+
+@njit(cache=True)
+def _grow_and_refine_nb(indptr, indices, ewgt, vwgt, target0, maxw, tries, fm_passes, seed, stall, cache):
+    """The tries of _grow_and_refine in one compiled call (tries are many and each is small:
+    a Python call per try cost more than the try on coarse graphs)."""
+    n = indptr.shape[0] - 1
+    best = np.zeros(n, dtype=np.int64)
+    best_over = np.inf
+    best_cut = np.inf
     for _ in range(tries):
-        order = rng.permutation(n)
-        side = _grow_bisection(*sub, order, float(target0), float(max_weights[0]))
-        stats = refine_arrays(sub, side, max_weights, seed=int(rng.integers(2**31)), passes=fm_passes,
-                              boundary_only=False)
-        key = (stats["overload"], stats["cut"])
-        if best_key is None or key < best_key:
-            best, best_key = side, key
-    return best, best_key
+        np.random.seed(seed)
+        order = np.random.permutation(n)
+        fm_seed = np.random.randint(0, 2**31)
+        seed = np.random.randint(0, 2**31)     # the next try's; refine_nb reseeds the generator
+        side = _grow_bisection(indptr, indices, ewgt, vwgt, order, target0, maxw[0])
+        _, cut, _, _, _, over = refine_nb(indptr, indices, ewgt, vwgt, side, maxw, fm_passes, fm_seed, stall,
+                                          True, False, 0, cache)
+        if over < best_over or (over == best_over and cut < best_cut):
+            best, best_over, best_cut = side, over, cut
+    return best, best_over, best_cut
 
 
 def bisection_bounds(sub_weight, k1, k2, lmax, eps_level, targets=None):
