@@ -115,14 +115,15 @@ def graph_set(graph):
     from .io import as_graph
     if isinstance(graph, dict):
         return [(str(label), as_graph(g)) for label, g in graph.items()]
-    if isinstance(graph, (list, tuple)):
-        items = list(graph)
-    elif isinstance(graph, (str, os.PathLike)) and os.path.isdir(graph):
-        items = graph_files(graph)
-        if not items:
-            raise FileNotFoundError(f"no graph files in directory {os.fspath(graph)!r}")
-    else:
-        items = [graph]
+    items = []
+    for item in (graph if isinstance(graph, (list, tuple)) else [graph]):
+        if isinstance(item, (str, os.PathLike)) and os.path.isdir(item):
+            files = graph_files(item)  # a directory stands for its graph files
+            if not files:
+                raise FileNotFoundError(f"no graph files in directory {os.fspath(item)!r}")
+            items += files
+        else:
+            items.append(item)
     if not items:
         raise ValueError("no graphs to compare")
     out = []
