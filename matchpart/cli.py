@@ -104,7 +104,8 @@ def build_parser():
     s.add_argument("--target-weights", type=_fractions, default=None, metavar="T0,T1,...",
                    help="fraction of the total weight for each block, summing to 1 (METIS's tpwgts): "
                         "block i weighs at most (1+eps)*ceil(Ti*W)")
-    s.add_argument("--seed", type=_seed, default=0, help="random seed (default 0)")
+    s.add_argument("--seed", type=_seed, default=0,
+                   help="seed of the partitioner (default 0); a spec's graph has its own ':seed=S'")
     device_arg(s)
     s.add_argument("--preset", default="default", choices=("fast", "default", "strong"),
                    help="speed/quality trade-off (default: default)")
