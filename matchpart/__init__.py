@@ -7,6 +7,7 @@ Public API::
     matchpart.Graph, matchpart.load_graph, matchpart.save_graph
     matchpart.matchers                   # registry: available(), describe(), register()
     matchpart.compare(graph, k)          # matchers compared by downstream cut
+    matchpart.compat                     # pymetis / nxmetis call shapes (part_graph, nx_partition)
 """
 from importlib import import_module
 
@@ -38,10 +39,13 @@ __all__ = sorted(_LAZY) + ["matchers", "backend", "__version__"]
 
 
 def __getattr__(name):
-    if name in ("matchers", "backend", "metrics", "io", "generators"):
+    if name in ("matchers", "backend", "metrics", "io", "generators", "compat"):
         return import_module(f"matchpart.{name}")
     if name in _LAZY:
-        return getattr(import_module(_LAZY[name]), name)
+        value = getattr(import_module(_LAZY[name]), name)
+        # importing a submodule named like the attribute (matchpart.compare) binds the module on
+        # the package; return that binding, so every access gives one object (that module is callable)
+        return globals().get(name, value)
     raise AttributeError(f"module 'matchpart' has no attribute {name!r}")
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import logging
 import math
 import os
@@ -10,10 +11,11 @@ import sys
 import time
 import warnings
 
-from . import __version__
+from . import __version__, cli_compare
+from .cli_common import (PROG, _check_output, _check_partitionable, _eps, _fractions, _load, _notes,
+                         _positive_int, _seed)
 from .errors import MatchpartError
 
-PROG = "matchpart"
 
 EPILOG = """\
 examples:
@@ -22,7 +24,7 @@ examples:
   matchpart matchers
   matchpart match 4elt.graph -m local_max --rating expansion_star2
   matchpart partition 4elt.graph 8 -m local_max -o 4elt.part.8 -v
-  matchpart compare 4elt.graph 8 -m local_max,red_blue --seeds 3 --plot cmp.png
+  matchpart compare 4elt.graph airfoil1.graph 8 -m local_max,red_blue --repeats 3 --plot cmp.png
 
 GRAPH is a file (.graph/.metis METIS, .mtx Matrix Market, .edges/.txt/.el edge list)
 or a generator spec such as delaunay:100000, rgg:65536, grid:100x100, er:10000:8,
@@ -39,36 +41,6 @@ class _Parser(argparse.ArgumentParser):
 
 def _formatter(prog):
     return argparse.RawDescriptionHelpFormatter(prog, max_help_position=32)
-
-
-# Argument types: a bad number on the command line is a usage error (exit 2), like a typo.
-def _int_in(minimum, maximum=None):
-    def parse(text):
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {value}")
-        if maximum is not None and value > maximum:
-            raise argparse.ArgumentTypeError(f"must be <= {maximum}, got {value}")
-        return value
-    return parse
-
-
-def _eps(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number such as 0.03, got {text!r}") from None
-    if not (math.isfinite(value) and value >= 0):
-        raise argparse.ArgumentTypeError(f"must be a finite number >= 0 (e.g. 0.03 for 3% imbalance), got {text!r}")
-    return value
-
-
-_positive_int = _int_in(1)
-_seed = _int_in(0, 2**63 - 1)  # the hash RNG keeps 64 bits: larger seeds would repeat smaller ones
-_seed_count = _int_in(1, 10**6)
 
 
 def build_parser():
@@ -129,63 +101,28 @@ def build_parser():
                         "(default: expansion_star2)")
     s.add_argument("--eps", type=_eps, default=0.03,
                    help="imbalance: blocks weigh at most (1+eps)*ceil(W/K) (default 0.03)")
-    s.add_argument("--seed", type=_seed, default=0, help="random seed (default 0)")
+    s.add_argument("--target-weights", type=_fractions, default=None, metavar="T0,T1,...",
+                   help="fraction of the total weight for each block, summing to 1 (METIS's tpwgts): "
+                        "block i weighs at most (1+eps)*ceil(Ti*W)")
+    s.add_argument("--seed", type=_seed, default=0,
+                   help="seed of the partitioner (default 0); a spec's graph has its own ':seed=S'")
     device_arg(s)
     s.add_argument("--preset", default="default", choices=("fast", "default", "strong"),
                    help="speed/quality trade-off (default: default)")
     s.add_argument("--coarsening", default=None, choices=("matching", "cluster"),
                    help="coarsen by matching or by clustering (default: matching)")
-    s.add_argument("-o", "--output", metavar="PARTFILE", help="write the block of each vertex, one per line")
-    s.add_argument("-v", "--verbose", action="store_true", help="print progress and the levels of the hierarchy")
+    s.add_argument("-o", "--output", metavar="PARTFILE",
+                   help="where to write the block of each vertex, one per line (default: GRAPH.part.K as "
+                        "gpmetis; for a spec, SPEC.part.K here with ':' as '_'; '-': stdout, report on stderr)")
+    s.add_argument("--json", action="store_true", help="print the report (cut, balance, volumes, times, levels) as JSON")
+    s.add_argument("-v", "--verbose", action="store_true", help="also print block weights and the levels of the hierarchy")
+    s.add_argument("-q", "--quiet", action="store_true", help="no progress display on stderr")
 
-    s = add("compare", "compare matchers by the cut of the partitions they lead to",
-            "example:\n  matchpart compare 4elt.graph 8 -m local_max,suitor --seeds 3 --plot cmp.png")
-    graph_args(s)
-    s.add_argument("k", metavar="K", type=_positive_int, help="number of blocks")
-    s.add_argument("-m", "--matchers", default=None, help="comma-separated matcher names (default: all)")
-    s.add_argument("--seeds", type=_seed_count, default=3, help="number of seeds per matcher (default 3)")
-    s.add_argument("--eps", type=_eps, default=0.03, help="imbalance (default 0.03)")
-    s.add_argument("--preset", default="default", choices=("fast", "default", "strong"))
-    s.add_argument("--rating", default="expansion_star2", help="edge rating (default expansion_star2)")
-    device_arg(s)
-    s.add_argument("--plot", metavar="FILE", help="also draw cut vs time to FILE (needs matplotlib)")
+    cli_compare.add_parser(add)
     return p
 
 
 # ---- commands ----------------------------------------------------------------------------
-class _StderrInfo(logging.Handler):
-    """Shows the library's INFO messages (e.g. '1-based ids detected') on stderr.
-
-    While a graph loads they are held back, so that a file with an error gets its one-line
-    error alone, and shown once it has loaded.
-    """
-
-    def __init__(self):
-        super().__init__()
-        self.held = None
-
-    def emit(self, record):
-        line = f"{PROG}: {record.getMessage()}"
-        if self.held is not None:
-            self.held.append(line)
-        else:
-            print(line, file=sys.stderr)
-
-    @contextlib.contextmanager
-    def holding(self):
-        self.held = []
-        try:
-            yield
-            lines = self.held
-        finally:
-            self.held = None
-        for line in lines:
-            print(line, file=sys.stderr)
-
-
-_notes = _StderrInfo()
-
-
 @contextlib.contextmanager
 def _compile_notice():
     """Says once on stderr when numba starts compiling one of our kernels: the first run
@@ -212,38 +149,6 @@ def _compile_notice():
         yield
     finally:
         event.unregister("numba:compile", notice)
-
-
-def _load(args):
-    from .io import load_graph
-    with _notes.holding():
-        return load_graph(args.graph, symmetrize=args.symmetrize, drop_self_loops=args.drop_self_loops,
-                          seed=getattr(args, "seed", 0) or 0)
-
-
-def _check_output(path, graph=None):
-    """Fail before the work, not after it, when an output file cannot be written."""
-    if not path:
-        raise MatchpartError("the output file name is empty")
-    parent = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path):
-        raise MatchpartError(f"cannot write {path}: it is a directory")
-    if not os.path.isdir(parent):
-        raise MatchpartError(f"cannot write {path}: directory {parent} does not exist")
-    if not os.access(parent, os.W_OK | os.X_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
-        raise MatchpartError(f"cannot write {path}: permission denied")
-    if graph and os.path.exists(path) and os.path.exists(graph) and os.path.samefile(path, graph):
-        raise MatchpartError(f"refusing to write the output over the input graph {graph}")
-
-
-def _check_partitionable(g, args):
-    """Refuse what makes the balance bound Lmax = (1+eps)*ceil(W/K) meaningless."""
-    if g.n and g.total_vwgt <= 0:
-        raise MatchpartError(f"{args.graph}: every vertex weight is 0, so blocks cannot be balanced; "
-                             "vertex weights must not all be 0")
-    if (1 + args.eps) * math.ceil(g.total_vwgt / args.k) >= 2**62:
-        raise MatchpartError(f"--eps {args.eps:g} is too large: (1+eps)*ceil(W/K) overflows 64-bit integers "
-                             f"(eps = K-1 = {args.k - 1} already lets a block hold the whole graph)")
 
 
 def _weights_text(total, unit):
@@ -331,62 +236,92 @@ def cmd_matchers(args, out):
 
 def cmd_partition(args, out):
     import matchpart
-    from .io import write_partition
-    if args.output is not None:
-        _check_output(args.output, graph=args.graph)
+    from .metrics import summary
+    from .progress import Progress
+    target = args.output if args.output is not None else default_output(args.graph, args.k)
+    if target != "-":
+        try:
+            _check_output(target, graph=args.graph)
+        except MatchpartError as exc:
+            if args.output is not None:
+                raise
+            raise MatchpartError(f"{exc} (the default partition file, beside the graph; choose another with "
+                                 "-o FILE, or -o - for stdout)") from None
+    else:
+        out = _to_stderr  # stdout carries the partition; the report goes beside it
     g = _load(args)
     _check_partitionable(g, args)
     if args.verbose:
         print(f"{PROG}: partitioning {g.n} vertices, {g.m} edges into {args.k} blocks", file=sys.stderr)
     kwargs = dict(eps=args.eps, seed=args.seed, device=args.device, preset=args.preset)
-    for name in ("matcher", "rating", "coarsening"):
+    for name in ("matcher", "rating", "coarsening", "target_weights"):
         value = getattr(args, name)
         if value is not None:
             kwargs[name] = value
     t0 = time.perf_counter()
-    res = matchpart.partition(g, args.k, **kwargs)
+    with Progress(f"partitioning into {args.k} blocks", enabled=False if args.quiet else None):
+        res = matchpart.partition(g, args.k, **kwargs)
     wall = time.perf_counter() - t0
-    out(f"cut:        {res.cut}")
-    out(f"imbalance:  {res.imbalance:.4f}")
-    out(f"feasible:   {'yes' if res.feasible else 'no (a block exceeds (1+eps)*ceil(W/K))'}")
-    timings = getattr(res, "timings", {}) or {}
-    out(f"time:       {timings.get('total', wall):.3f} s" + "".join(
-        f", {k} {v:.3f}" for k, v in timings.items() if k != "total"))
-    if args.verbose:
+    timings = dict(getattr(res, "timings", {}) or {})
+    timings.setdefault("total", wall)
+    report = summary(g, res.parts, args.k, args.eps, target_weights=args.target_weights)
+    report.update(graph=args.graph, timings=timings, levels=list(res.levels),
+                  output=None if target == "-" else target)
+    _write_parts(res.parts, target)
+    if args.json:
+        out(json.dumps(report, indent=1))
+    else:
+        _print_report(report, out, args.verbose)
+    return 0
+
+
+def default_output(graph, k):
+    """gpmetis's name for the partition file: GRAPHFILE.part.K beside the graph; for a generator
+    spec, SPEC.part.K in the current directory with ':' (not allowed in file names everywhere) as '_'."""
+    if os.path.exists(graph):
+        return f"{graph}.part.{k}"
+    return f"{graph.replace(':', '_')}.part.{k}"
+
+
+def _write_parts(parts, target):
+    from .io import write_partition
+    from .io.partfile import partition_bytes
+    if target == "-":
+        sys.stdout.flush()
+        sys.stdout.buffer.write(partition_bytes(parts))
+        sys.stdout.flush()
+    else:
+        write_partition(parts, target)
+
+
+def _to_stderr(line=""):
+    print(line, file=sys.stderr)
+
+
+def _print_report(r, out, verbose):
+    out(f"cut:        {r['cut']}")
+    out(f"imbalance:  {r['imbalance']:.4f}")
+    out(f"feasible:   {'yes' if r['feasible'] else 'no (a block exceeds its bound (1+eps)*ceil(Ti*W))'}")
+    out(f"comm volume: total {r['total_comm_volume']}, max {r['max_comm_volume']}")
+    out(f"boundary vertices: {r['boundary_vertices']}")
+    out(f"empty blocks: {r['empty_blocks']}")
+    pieces = r["pieces"]
+    out(f"pieces per block: max {max(pieces)}, {r['disconnected_blocks']} block(s) disconnected")
+    t = r["timings"]
+    out(f"time:       {t['total']:.3f} s" + "".join(f", {k} {v:.3f}" for k, v in t.items() if k != "total"))
+    if verbose:
+        out(f"block weights: {' '.join(map(str, r['block_weights']))} (bound {r['max_block_weight']})")
         out("levels:")
         out(f"  {'level':>5} {'n':>10} {'m':>10} {'rounds':>6} {'matched':>8} {'time':>8}")
-        for i, lv in enumerate(getattr(res, "levels", []) or []):
+        for i, lv in enumerate(r["levels"]):
             out(f"  {i:>5} {lv.get('n', ''):>10} {lv.get('m', ''):>10} {lv.get('rounds', ''):>6} "
                 f"{lv.get('matched_fraction', 0):>8.3f} {lv.get('time', 0):>8.4f}")
-    if args.output is not None:
-        write_partition(res.parts, args.output)
-        out(f"wrote {args.output}")
-    return 0
-
-
-def cmd_compare(args, out):
-    from .compare import compare, format_table, plot
-    if args.plot is not None:
-        import importlib.util
-        if importlib.util.find_spec("matplotlib") is None:  # say so before the runs, not after
-            raise ImportError("--plot needs matplotlib: pip install matplotlib (or matchpart[plot])")
-        _check_output(args.plot, graph=args.graph)
-    g = _load(args)
-    _check_partitionable(g, args)
-    # a name given twice would only run twice and show up twice in the table
-    names = list(dict.fromkeys(s.strip() for s in args.matchers.split(",") if s.strip())) if args.matchers else None
-    rows = compare(g, args.k, names, seeds=tuple(range(args.seeds)), eps=args.eps, device=args.device,
-                   preset=args.preset, rating=args.rating,
-                   progress=lambda line: print(f"{PROG}: {line}", file=sys.stderr))
-    out(format_table(rows))
-    if args.plot is not None:
-        plot(rows, args.plot)
-        out(f"wrote {args.plot}")
-    return 0
+    if r["output"] is not None:
+        out(f"wrote {r['output']}")
 
 
 COMMANDS = {"info": cmd_info, "generate": cmd_generate, "match": cmd_match, "matchers": cmd_matchers,
-            "partition": cmd_partition, "compare": cmd_compare}
+            "partition": cmd_partition, "compare": cli_compare.cmd_compare}
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):

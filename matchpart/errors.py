@@ -60,3 +60,14 @@ class GraphFormatError(GraphError):
 
 class DeviceError(MatchpartError, RuntimeError):
     """The requested device (e.g. a GPU) is not usable."""
+
+
+class UnsupportedOptionError(MatchpartError, ValueError):
+    """An option of another partitioner's interface (METIS, pymetis, nxmetis) that matchpart
+    has no equivalent for; raised instead of ignoring it. ``kind`` is "unsupported",
+    ``option`` the option's name."""
+
+    def __init__(self, message, option=None):
+        super().__init__(message)
+        self.kind = "unsupported"
+        self.option = option

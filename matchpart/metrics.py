@@ -127,3 +127,79 @@ def is_balanced(graph, parts, k, eps):
     """True when every block weight is <= max_block_weight(W, k, eps)."""
     bw = block_weights(graph, parts, k)
     return bool((bw <= max_block_weight(graph.total_vwgt, k, eps)).all().item())
+
+
+def _host_csr(graph, parts):
+    """Host copies (rows, indices, parts) for the reporting measures below (not a hot path)."""
+    h = graph.backend.to_host
+    indptr = np.asarray(h(graph.indptr), dtype=np.int64)
+    indices = np.asarray(h(graph.indices), dtype=np.int64)
+    rows = np.repeat(np.arange(graph.n, dtype=np.int64), np.diff(indptr))
+    return rows, indices, np.asarray(h(graph.backend.to_device(parts)), dtype=np.int64)
+
+
+def communication_volumes(graph, parts, k):
+    """Per block: the sum over its vertices of the number of other blocks among their neighbours
+    (the data a block sends when every vertex is sent once to each neighbouring block)."""
+    rows, indices, p = _host_csr(graph, parts)
+    other = p[indices] != p[rows]
+    pairs = np.unique(rows[other] * k + p[indices][other])  # distinct (vertex, foreign block)
+    return np.bincount(p[pairs // k], minlength=k)
+
+
+def boundary_vertices(graph, parts):
+    """Number of vertices with at least one neighbour in another block."""
+    rows, indices, p = _host_csr(graph, parts)
+    return int(np.unique(rows[p[indices] != p[rows]]).shape[0])
+
+
+def pieces_per_block(graph, parts, k):
+    """Connected components of the subgraph each block induces (0 for an empty block).
+
+    The components of the graph without its cut edges each lie inside one block.
+    """
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+    rows, indices, p = _host_csr(graph, parts)
+    keep = p[rows] == p[indices]
+    inner = csr_matrix((np.ones(int(keep.sum()), dtype=np.int8), (rows[keep], indices[keep])),
+                       shape=(graph.n, graph.n))
+    count, label = connected_components(inner, directed=False)
+    block_of_piece = np.zeros(count, dtype=np.int64)
+    block_of_piece[label] = p
+    return np.bincount(block_of_piece, minlength=k)
+
+
+def summary(g, parts, k, eps=0.03, target_weights=None):
+    """Everything the CLI and ``compare`` report about a partition of Graph ``g``, as a
+    JSON-friendly dict; with ``target_weights`` the bounds and the imbalance are per block
+    (block_bounds, imbalance_from_weights).
+    """
+    k = int(k)
+    bounds = block_bounds(g.total_vwgt, k, eps, target_weights)
+    lmax = bounds if target_weights is not None else bounds[0]
+    bw = np.asarray(g.backend.to_host(block_weights(g, parts, k)))
+    volumes = communication_volumes(g, parts, k)
+    _, _, p = _host_csr(g, parts)
+    pieces = pieces_per_block(g, parts, k)
+    return {
+        "n": g.n, "m": g.m, "k": k, "eps": float(eps),
+        "cut": _plain(edge_cut(g, parts)),
+        "imbalance": imbalance_from_weights(bw, g.total_vwgt, k, target_weights),
+        "feasible": bool((bw <= bounds).all()),
+        "max_block_weight": _plain(lmax),
+        "block_weights": [_plain(w) for w in bw],
+        "total_comm_volume": int(volumes.sum()),
+        "max_comm_volume": int(volumes.max()) if k else 0,
+        "boundary_vertices": boundary_vertices(g, parts),
+        "empty_blocks": int(k - np.unique(p).shape[0]),
+        "pieces": [int(x) for x in pieces],
+        "disconnected_blocks": int((pieces > 1).sum()),
+    }
+
+
+def _plain(x):
+    """A Python number (or list) from numpy scalars/arrays, for JSON."""
+    if isinstance(x, np.ndarray):
+        return [_plain(v) for v in x.tolist()]
+    return x.item() if hasattr(x, "item") else x

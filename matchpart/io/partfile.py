@@ -10,11 +10,15 @@ from .text import bad_token_error, first, format_int_lines, scan
 
 def write_partition(parts, path):
     """Write one block id per line (the METIS partition file convention)."""
+    write_bytes(path, partition_bytes(parts))
+
+
+def partition_bytes(parts):
+    """The text of a partition file: one block id per line."""
     p = np.asarray(parts.get() if hasattr(parts, "get") and not isinstance(parts, np.ndarray) else parts)
     if p.ndim != 1 or (p.size and p.dtype.kind not in "iu"):
         raise ValueError("parts must be a 1-d integer array of block ids")
-    data = format_int_lines(p.astype(np.int64), np.ones(p.shape[0], dtype=np.int64))
-    write_bytes(path, bytes(data))
+    return bytes(format_int_lines(p.astype(np.int64), np.ones(p.shape[0], dtype=np.int64)))
 
 
 def read_partition(path, n=None):

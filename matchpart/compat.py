@@ -1,0 +1,236 @@
+"""The call shapes METIS users already have, with matchpart's partitioner behind them.
+
+- ``part_graph(nparts, adjacency=None, xadj=None, adjncy=None, ...)`` as pymetis: returns
+  ``(edge_cuts, parts)`` (a named tuple ``GraphPartition``; ``parts`` an ``array('q')``).
+- ``nx_partition(G, nparts, ...)`` as nxmetis's ``partition``: returns
+  ``(objval, [[nodes of block 0], [nodes of block 1], ...])``.
+- ``csr_graph(rowptr, col, value=None)``: a Graph from CSR arrays of any library that speaks
+  DLPack or ``__cuda_array_interface__`` (CuPy, PyTorch, JAX, NumPy); arrays on a GPU stay there.
+
+METIS options without a matchpart equivalent raise ``UnsupportedOptionError`` (kind
+"unsupported") rather than being ignored; options left at METIS's default (-1) are fine.
+"""
+from __future__ import annotations
+
+from array import array
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from .errors import GraphError, UnsupportedOptionError
+
+# METIS option names, as pymetis.Options and nxmetis.MetisOptions spell them (-1 = default).
+METIS_OPTIONS = ("ptype", "objtype", "ctype", "iptype", "rtype", "dbglvl", "niter", "ncuts", "seed", "no2hop",
+                 "minconn", "contig", "compress", "ccorder", "pfactor", "nseps", "ufactor", "numbering")
+# METIS coarsening types -> matchpart matchers: RM (random matching), SHEM (sorted heavy-edge).
+CTYPE_MATCHERS = {0: "random", 1: "heavy_edge"}
+# DLPack device types whose memory a CPU cannot read directly: CUDA, CUDA host-pinned is readable
+# but DLPack consumers treat it as a CUDA device, CUDA managed.
+DLPACK_CUDA = (2, 3, 13)
+
+
+class GraphPartition(NamedTuple):
+    """What pymetis.part_graph returns: the cut edge weight and the block of each vertex."""
+    edge_cuts: int
+    vertex_part: Any
+
+
+@dataclass(frozen=True)
+class CSRAdjacency:
+    """pymetis's CSR input: vertex i's neighbours are ``adjacent[adj_starts[i]:adj_starts[i + 1]]``.
+    (pymetis's own CSRAdjacency works too.)"""
+    adj_starts: Any
+    adjacent: Any
+
+
+def part_graph(nparts, adjacency=None, xadj=None, adjncy=None, vweights=None, eweights=None, tpwgts=None,
+               recursive=None, contiguous=None, options=None, *, device="auto", preset="default",
+               matcher=None):
+    """Partition a graph given as pymetis takes it; returns ``GraphPartition(edge_cuts, vertex_part)``.
+
+    ``adjacency``: a list (or dict, or any sequence) of neighbour lists, or a CSRAdjacency;
+    or ``xadj``/``adjncy`` CSR arrays (also CuPy/PyTorch arrays). ``vweights``/``eweights``:
+    vertex and edge weights; ``tpwgts``: the fraction of the total weight for each block.
+    ``options``: a pymetis.Options or a dict of METIS options; supported: ``seed``,
+    ``ufactor`` (imbalance eps = ufactor / 1000; METIS's default 30 is matchpart's 0.03),
+    ``ctype`` (0 random matching, 1 heavy edge), ``numbering`` 0, ``objtype`` 0 (edge cut),
+    ``ptype`` 1 (k-way), ``contig`` 0, ``dbglvl`` 0. ``recursive=True`` (recursive
+    bisection) and ``contiguous=True`` are not supported and say so.
+    """
+    from .pipeline import partition
+    if recursive:
+        raise UnsupportedOptionError("recursive=True: matchpart partitions k-way (multilevel, with recursive "
+                                     "bisection only on the coarsest graph); pass recursive=None or False",
+                                     "recursive")
+    if contiguous:
+        raise UnsupportedOptionError("contiguous=True: matchpart does not force blocks to be connected "
+                                     "(metrics.pieces_per_block reports how many pieces each has)", "contiguous")
+    opts = _metis_options(options)
+    graph = _graph_from_pymetis_input(adjacency, xadj, adjncy, vweights, eweights)
+    kwargs = {"seed": opts.get("seed", 0), "eps": opts.get("ufactor", 30) / 1000.0, "device": device,
+              "preset": preset}
+    if "ctype" in opts or matcher is not None:
+        kwargs["matcher"] = matcher or CTYPE_MATCHERS[opts["ctype"]]
+    if tpwgts is not None:
+        kwargs["target_weights"] = list(tpwgts)
+    if nparts == 1 or graph.n == 0:
+        return GraphPartition(0, array("q", bytes(8 * graph.n)))
+    res = partition(graph, nparts, **kwargs)
+    parts = array("q")
+    parts.frombytes(np.ascontiguousarray(res.parts, dtype=np.int64).tobytes())
+    return GraphPartition(res.cut, parts)
+
+
+def nx_partition(G, nparts, node_weight="weight", node_size="size", edge_weight="weight", tpwgts=None,
+                 ubvec=None, options=None, recursive=False, *, device="auto", preset="default"):
+    """Partition a networkx graph as nxmetis.partition does; returns ``(objval, parts)`` with
+    ``parts[i]`` the list of nodes in block i (in G's node order) and ``objval`` the edge cut.
+
+    ``node_weight``/``edge_weight`` name attributes (missing -> 1); ``ubvec=[1.05]`` allows
+    5% imbalance; ``tpwgts`` and ``options`` as in ``part_graph``. ``node_size`` only
+    matters for METIS's volume objective, which matchpart does not have; it is accepted and
+    unused unless ``options`` asks for that objective (an error).
+    """
+    from .pipeline import partition
+    if recursive:
+        raise UnsupportedOptionError("recursive=True: matchpart partitions k-way; pass recursive=False",
+                                     "recursive")
+    opts = _metis_options(options)
+    eps = opts.get("ufactor", 30) / 1000.0
+    if ubvec is not None:
+        ub = list(ubvec)
+        if len(ub) != 1:
+            raise UnsupportedOptionError(f"ubvec has {len(ub)} entries: matchpart balances one vertex weight "
+                                         "(one constraint)", "ubvec")
+        eps = float(ub[0]) - 1.0
+    nodes = list(G.nodes)
+    if nparts == 1 or not nodes:
+        return 0, [nodes] + [[] for _ in range(max(nparts, 1) - 1)]
+    kwargs = {"seed": opts.get("seed", 0), "eps": eps, "device": device, "preset": preset,
+              "edge_weight": edge_weight, "node_weight": node_weight}
+    if "ctype" in opts:
+        kwargs["matcher"] = CTYPE_MATCHERS[opts["ctype"]]
+    if tpwgts is not None:
+        kwargs["target_weights"] = list(tpwgts)
+    res = partition(G, nparts, **kwargs)
+    blocks = [[] for _ in range(nparts)]
+    for node, b in zip(nodes, res.parts.tolist()):
+        blocks[b].append(node)
+    return res.cut, blocks
+
+
+# ---- inputs ----------------------------------------------------------------------------------
+def _graph_from_pymetis_input(adjacency, xadj, adjncy, vweights, eweights):
+    if adjacency is not None:
+        if xadj is not None or adjncy is not None:
+            raise TypeError("may not pass xadj/adjncy if adjacency is passed")  # as pymetis
+        if hasattr(adjacency, "adj_starts") and hasattr(adjacency, "adjacent"):
+            xadj, adjncy = adjacency.adj_starts, adjacency.adjacent
+        else:
+            xadj, adjncy = _csr_from_lists(adjacency)
+    elif xadj is None or adjncy is None:
+        raise TypeError("must pass xadj and adjncy if adjacency is not passed")  # as pymetis
+    return csr_graph(xadj, adjncy, eweights, vweights)
+
+
+def _csr_from_lists(adjacency):
+    """CSR arrays from a sequence (or {vertex: neighbours} dict) of neighbour lists, as pymetis
+    reads them: ``len(adjacency)`` vertices, ``adjacency[i]`` the neighbours of i."""
+    n = len(adjacency)
+    rows = [np.asarray(list(adjacency[i]), dtype=np.int64).reshape(-1) for i in range(n)]
+    xadj = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum([r.shape[0] for r in rows], out=xadj[1:])
+    adjncy = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
+    return xadj, adjncy
+
+
+def csr_graph(rowptr, col, value=None, vweights=None):
+    """A Graph from CSR arrays (``rowptr`` n+1 offsets, ``col`` neighbours, ``value`` edge
+    weights) of NumPy, CuPy, PyTorch or any array library with DLPack or
+    ``__cuda_array_interface__``.
+
+    Arrays on a CUDA device give a graph on the GPU backend without a round trip: the checks
+    (symmetry, ranges, self-loops) read a host copy, the graph keeps the device arrays.
+    """
+    from .graph import Graph
+    arrays = [_array(a) for a in (rowptr, col, value, vweights)]
+    on_gpu = [a is not None and not isinstance(a, np.ndarray) for a in arrays]
+    if not any(on_gpu):
+        return Graph(*arrays)
+    from . import backend
+    be = backend.get("gpu")
+    host = [be.to_host(a) for a in arrays]
+    checked = Graph(*host)  # raises GraphError on bad input, with the same messages as on the CPU
+    if not np.array_equal(be.to_host(checked.indices), host[1]):
+        return checked.to(be)  # rows were not sorted: the checked (sorted) copy goes to the device
+    xp = be.xp
+
+    def device(a, like):
+        return xp.ones(like.shape[0], dtype=like.dtype) if a is None else xp.asarray(a).astype(like.dtype, copy=False)
+    return Graph._trusted(device(arrays[0], checked.indptr), device(arrays[1], checked.indices),
+                          device(arrays[2], checked.ewgt), device(arrays[3], checked.vwgt), be)
+
+
+def _array(x):
+    """A NumPy array, or the device array itself when ``x`` lives on a CUDA device."""
+    if x is None or isinstance(x, np.ndarray):
+        return x
+    if _on_cuda(x):
+        from . import backend
+        xp = backend.get("gpu").xp  # a clear DeviceError when CuPy or a GPU is missing
+        return xp.asarray(x) if hasattr(x, "__cuda_array_interface__") else xp.from_dlpack(x)
+    if hasattr(x, "__dlpack__"):
+        return np.from_dlpack(x)  # zero-copy from a CPU tensor (PyTorch, JAX, ...)
+    return np.asarray(x)
+
+
+def _on_cuda(x):
+    if hasattr(x, "__cuda_array_interface__"):
+        return True
+    if hasattr(x, "__dlpack_device__"):
+        return int(x.__dlpack_device__()[0]) in DLPACK_CUDA
+    return False
+
+
+# ---- options ---------------------------------------------------------------------------------
+# option -> the values matchpart can honour (None: any value)
+_SUPPORTED = {"seed": None, "ufactor": None, "ctype": tuple(CTYPE_MATCHERS), "numbering": (0,),
+              "objtype": (0,), "ptype": (1,), "contig": (0,), "dbglvl": (0,)}
+_WHY = {"objtype": "only the edge cut (objtype 0) is minimised, not the communication volume",
+        "ptype": "matchpart partitions k-way (ptype 1), not by recursive bisection",
+        "ctype": "ctype 0 (random matching) and 1 (heavy edge) map to matchpart matchers; pass matcher=... "
+                 "for others",
+        "contig": "blocks are not forced to be connected",
+        "dbglvl": "matchpart has no METIS debug output",
+        "numbering": "pass 0-based vertex ids (as pymetis requires)"}
+
+
+def _metis_options(options):
+    """{name: value} of the METIS options set to something other than the default (-1)."""
+    if options is None:
+        return {}
+    if isinstance(options, dict):
+        items = dict(options)
+        unknown = sorted(set(items) - set(METIS_OPTIONS))
+        if unknown:
+            raise UnsupportedOptionError(f"unknown METIS option {unknown[0]!r}; METIS options are "
+                                         f"{', '.join(METIS_OPTIONS)}", unknown[0])
+    else:  # pymetis.Options / nxmetis.MetisOptions: attributes named like METIS's options
+        items = {name: getattr(options, name, -1) for name in METIS_OPTIONS}
+    opts = {}
+    for name, value in items.items():
+        if value is None or value == -1:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise GraphError(f"METIS option {name} must be an integer, got {value!r}")
+        if name not in _SUPPORTED:
+            raise UnsupportedOptionError(f"METIS option {name}={value} has no matchpart equivalent", name)
+        allowed = _SUPPORTED[name]
+        if allowed is not None and value not in allowed:
+            raise UnsupportedOptionError(f"METIS option {name}={value} is not supported: {_WHY.get(name, '')}",
+                                         name)
+        opts[name] = int(value)
+    if opts.get("ufactor", 0) < 0:
+        raise GraphError(f"METIS option ufactor must be >= 0, got {opts['ufactor']}")
+    return opts
