@@ -34,7 +34,8 @@ class PartitionResult:
     parts: block per vertex (numpy int64); mapping: {node: block} for networkx input, else
     None; cut, imbalance, block_weights (numpy); feasible: every block <= Lmax; levels: one
     dict per hierarchy level (n, m, rounds, matched_fraction, two_hop_fraction, time);
-    timings: seconds for coarsening, initial, refinement, total.
+    timings: seconds for coarsening, initial, refinement, total; max_block_weight: the bound
+    (k bounds with target_weights, the fractions given).
     """
 
     parts: np.ndarray
@@ -48,6 +49,7 @@ class PartitionResult:
     k: int = 1
     eps: float = 0.03
     max_block_weight: Any = None
+    target_weights: Any = None
 
 
 def _check_k_eps(k, eps, n):
@@ -254,4 +256,6 @@ def partition(graph, k, *, matcher="local_max", rating="expansion_star2", eps=0.
                            imbalance=metrics.imbalance_from_weights(bw, g.total_vwgt, k, target_weights),
                            block_weights=bw,
                            feasible=feasible, levels=levels, timings=timings, k=k, eps=eps,
-                           max_block_weight=lmax)
+                           max_block_weight=lmax,
+                           target_weights=None if target_weights is None else
+                           metrics.check_target_weights(target_weights, k))
