@@ -166,131 +166,150 @@ def _lexsort_nb(keys):
 
 
 @njit(cache=True)
-def _group_prefix(groups, weights):
-    """For a sequence sorted by group: the weight of the earlier elements of the same group."""
-    out = np.empty(weights.shape[0], dtype=np.float64)
-    run = 0.0
-    for i in range(weights.shape[0]):
-        if i > 0 and groups[i] != groups[i - 1]:
-            run = 0.0
-        out[i] = run
-        run += weights[i]
-    return out
-
-
-@njit(cache=True)
 def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, log, nlog, logged):
     """One round of _rebalance_round as one kernel; parts and bw change in place; returns moves.
 
     Moved vertices not yet ``logged`` are flagged and appended to log (log[nlog[0]], ...), so
     callers can update what depends on their blocks without a full pass; log needs room for n.
+    Written as plain loops over index lists (array expressions cost numba compile time).
     """
     n = parts.shape[0]
     k = maxw.shape[0]
-    room = maxw - bw
-    max_room = room.max()
+    room = np.empty(k, dtype=np.float64)
+    max_room = -np.inf
+    for b in range(k):
+        room[b] = maxw[b] - bw[b]
+        max_room = max(max_room, room[b])
     if max_room <= 0:
         return 0
     receivers = room > 0
-    nc = 0
     cand = np.empty(n, dtype=np.int64)
+    nc = 0
     for v in range(n):
         if bw[parts[v]] > maxw[parts[v]] and vwgt[v] > 0 and vwgt[v] <= max_room:
             cand[nc] = v
             nc += 1
     if nc == 0:
         return 0
-    cand = cand[:nc]
-    # destinations of the candidates only (best_destinations with active = candidates)
+    # per candidate (position i): destination, weight, loss per weight, tie hash, source
     dest = np.empty(nc, dtype=np.int64)
-    lpw = np.empty(nc, dtype=np.float64)
+    keys = np.empty((4, nc), dtype=np.float64)      # src, overshoots, loss per weight, tie
     acc = np.zeros(k, dtype=ewgt.dtype)
     touched = np.empty(k, dtype=np.int64)
     dest_key = hash_key_nb(seed, _STREAM_TIES + 2 * rnd)
+    order_key = hash_key_nb(seed, _STREAM_ORDER + 2 * rnd)
     for i in range(nc):
-        d, cd, co, _ = vertex_destination(cand[i], indptr, indices, ewgt, parts, k, True, receivers, dest_key,
+        v = cand[i]
+        d, cd, co, _ = vertex_destination(v, indptr, indices, ewgt, parts, k, True, receivers, dest_key,
                                           acc, touched)
         dest[i] = d
-        lpw[i] = np.float64(co - cd) / np.float64(vwgt[cand[i]])
-    src = parts[cand]
-    w = vwgt[cand].astype(np.float64)
-    order_key = hash_key_nb(seed, _STREAM_ORDER + 2 * rnd)
-    tie = np.empty(nc, dtype=np.float64)
-    over_src = np.empty(nc, dtype=np.float64)
-    for i in range(nc):
-        tie[i] = np.float64(hash32_nb(cand[i], order_key))
-        over_src[i] = bw[src[i]] - maxw[src[i]]
-    overshoots = (w > over_src).astype(np.float64)
+        w = np.float64(vwgt[v])
+        keys[0, i] = parts[v]
+        keys[1, i] = 1.0 if w > bw[parts[v]] - maxw[parts[v]] else 0.0   # alone heavier: last resort
+        keys[2, i] = np.float64(co - cd) / w
+        keys[3, i] = np.float64(hash32_nb(v, order_key))
     # 1. each overweight block offers its cheapest vertices until its overload is covered
-    keys = np.empty((4, nc), dtype=np.float64)         # cand is ascending: positions break ties
-    keys[0] = src
-    keys[1] = overshoots
-    keys[2] = lpw
-    keys[3] = tie
-    o = _lexsort_nb(keys)
-    taken = _group_prefix(src[o], w[o]) < over_src[o]
-    sel = o[taken]
-    m = sel.shape[0]
-    movers = cand[sel]
-    m_dest = dest[sel]
-    m_w = w[sel]
-    m_lpw = lpw[sel]
-    m_tie = tie[sel]
-    # 2. movers with an adjacent receiver: accept in priority order while the receiver has room
+    o = _lexsort_nb(keys)                            # cand is ascending: positions break ties
+    sel = np.empty(nc, dtype=np.int64)
+    m = 0
+    run = 0.0
+    for t in range(nc):
+        i = o[t]
+        src = parts[cand[i]]
+        if t > 0 and keys[0, o[t - 1]] != keys[0, i]:
+            run = 0.0
+        if run < bw[src] - maxw[src]:
+            sel[m] = i
+            m += 1
+        run += vwgt[cand[i]]
     new_block = np.full(m, -1, dtype=np.int64)
-    adj = np.flatnonzero(m_dest >= 0)
-    if adj.shape[0]:
-        keys = np.empty((4, adj.shape[0]), dtype=np.float64)
-        keys[0] = m_dest[adj]
-        keys[1] = m_lpw[adj]
-        keys[2] = m_tie[adj]
-        keys[3] = movers[adj]
-        o2 = _lexsort_nb(keys)
-        ds = m_dest[adj][o2]
-        ws = m_w[adj][o2]
-        before = _group_prefix(ds, ws)
-        for i in range(o2.shape[0]):
-            if before[i] + ws[i] <= room[ds[i]]:
-                new_block[adj[o2[i]]] = ds[i]
+    # 2. movers with an adjacent receiver: accept in priority order while the receiver has room
+    na = 0
+    for j in range(m):
+        if dest[sel[j]] >= 0:
+            na += 1
+    if na:
+        adj = np.empty(na, dtype=np.int64)
+        akeys = np.empty((4, na), dtype=np.float64)  # destination, loss per weight, tie, vertex
+        a = 0
+        for j in range(m):
+            i = sel[j]
+            if dest[i] >= 0:
+                adj[a] = j
+                akeys[0, a] = dest[i]
+                akeys[1, a] = keys[2, i]
+                akeys[2, a] = keys[3, i]
+                akeys[3, a] = cand[i]
+                a += 1
+        o2 = _lexsort_nb(akeys)
+        run = 0.0
+        for t in range(na):
+            j = adj[o2[t]]
+            d = dest[sel[j]]
+            if t > 0 and akeys[0, o2[t - 1]] != d:
+                run = 0.0
+            w = np.float64(vwgt[cand[sel[j]]])
+            if run + w <= room[d]:
+                new_block[j] = d
+            run += w
     # 3. the rest are packed into the room left anywhere (receivers in id order, prefix sums)
-    rest = np.flatnonzero(new_block < 0)
-    if rest.shape[0]:
-        left = room.copy()
-        for i in range(m):
-            if new_block[i] >= 0:
-                left[new_block[i]] -= m_w[i]
-        recv = np.flatnonzero(left > 0)
-        if recv.shape[0]:
-            keys = np.empty((3, rest.shape[0]), dtype=np.float64)
-            keys[0] = m_lpw[rest]
-            keys[1] = m_tie[rest]
-            keys[2] = movers[rest]
-            o3 = _lexsort_nb(keys)
-            r = rest[o3]
-            cap = np.cumsum(left[recv])
+    nr = 0
+    left = room.copy()
+    for j in range(m):
+        if new_block[j] < 0:
+            nr += 1
+        else:
+            left[new_block[j]] -= vwgt[cand[sel[j]]]
+    if nr:
+        recv = np.empty(k, dtype=np.int64)
+        cap = np.empty(k, dtype=np.float64)
+        nrecv = 0
+        total = 0.0
+        for b in range(k):
+            if left[b] > 0:
+                total += left[b]
+                recv[nrecv] = b
+                cap[nrecv] = total
+                nrecv += 1
+        if nrecv:
+            rest = np.empty(nr, dtype=np.int64)
+            rkeys = np.empty((3, nr), dtype=np.float64)   # loss per weight, tie, vertex
+            a = 0
+            for j in range(m):
+                if new_block[j] < 0:
+                    i = sel[j]
+                    rest[a] = j
+                    rkeys[0, a] = keys[2, i]
+                    rkeys[1, a] = keys[3, i]
+                    rkeys[2, a] = cand[i]
+                    a += 1
+            o3 = _lexsort_nb(rkeys)
+            any_moved = nr < m
             cw = 0.0
-            any_moved = False
-            for i in range(m):
-                any_moved = any_moved or new_block[i] >= 0
-            j = 0                                       # receivers whose room ends at or before start
-            for i in range(r.shape[0]):
+            r = 0                                     # receivers whose room ends at or before start
+            for t in range(nr):
+                j = rest[o3[t]]
                 start = cw
-                cw += m_w[r[i]]
-                while j < cap.shape[0] and cap[j] <= start:
-                    j += 1
-                if j < recv.shape[0] and cw <= cap[j]:    # lies wholly inside receiver j's room
-                    new_block[r[i]] = recv[j]
+                cw += vwgt[cand[sel[j]]]
+                while r < nrecv and cap[r] <= start:
+                    r += 1
+                if r < nrecv and cw <= cap[r]:        # lies wholly inside receiver r's room
+                    new_block[j] = recv[r]
                     any_moved = True
             if not any_moved:
                 # every mover straddled two rooms: move the first one into the largest room
-                best_room = np.argmax(left)
-                if m_w[r[0]] <= left[best_room]:
-                    new_block[r[0]] = best_room
+                best_room = 0
+                for b in range(1, k):
+                    if left[b] > left[best_room]:
+                        best_room = b
+                j = rest[o3[0]]
+                if vwgt[cand[sel[j]]] <= left[best_room]:
+                    new_block[j] = best_room
     moved = 0
-    for i in range(m):
-        b = new_block[i]
+    for j in range(m):
+        b = new_block[j]
         if b >= 0:
-            v = movers[i]
+            v = cand[sel[j]]
             bw[parts[v]] -= vwgt[v]
             bw[b] += vwgt[v]
             parts[v] = b
