@@ -259,8 +259,8 @@ def cmd_partition(args, out):
         if value is not None:
             kwargs[name] = value
     t0 = time.perf_counter()
-    with Progress(f"partitioning into {args.k} blocks", enabled=False if args.quiet else None):
-        res = matchpart.partition(g, args.k, **kwargs)
+    with Progress(f"partitioning into {args.k} blocks", enabled=False if args.quiet else None) as shown:
+        res = matchpart.partition(g, args.k, progress=shown.update, **kwargs)
     wall = time.perf_counter() - t0
     timings = dict(getattr(res, "timings", {}) or {})
     timings.setdefault("total", wall)

@@ -130,17 +130,21 @@ def _balanced(graph, parts, k, lmax):
     return bool((be.to_host(metrics.block_weights(graph, parts, k)) <= lmax).all())
 
 
-def _vcycle(graph, k, eps, lmax, *, matcher, rating, seed, preset, coarsening, timings, target_weights=None):
+def _vcycle(graph, k, eps, lmax, *, matcher, rating, seed, preset, coarsening, timings, target_weights=None,
+            progress=None):
     """One multilevel run; returns (parts on the graph's backend, level summaries)."""
     from .initial import initial_partition
     be = graph.backend
     clusterer = cluster_mapping if coarsening == "cluster" else None
+    say = progress or (lambda step: None)
+    say(f"coarsening {graph.n} vertices")
     t0 = time.perf_counter()
     levels = coarsen(graph, matcher=matcher, rating=rating, seed=seed,
                      coarsen_to=preset.coarsen_to(k), clusterer=clusterer)
     be.synchronize()
     t1 = time.perf_counter()
     coarsest = levels[-1].graph
+    say(f"initial partitioning of {coarsest.n} vertices ({len(levels) - 1} levels)")
     parts = initial_partition(coarsest.to("cpu"), k, eps, seed=seed, tries=preset.initial_tries,
                               fm_passes=preset.initial_fm_passes, hierarchies=preset.initial_hierarchies,
                               pairwise_rounds=preset.initial_pairwise_rounds, target_weights=target_weights)
@@ -149,6 +153,7 @@ def _vcycle(graph, k, eps, lmax, *, matcher, rating, seed, preset, coarsening, t
     depth = len(levels) - 1
     parts = _refine_level(coarsest, parts, k, lmax, preset, seed + depth, finest=depth == 0)
     for i in range(depth - 1, -1, -1):
+        say(f"refining level {i} ({levels[i].graph.n} vertices)")
         parts = parts[levels[i].mapping]          # project: a fine vertex joins its coarse vertex's block
         parts = _refine_level(levels[i].graph, parts, k, lmax, preset, seed + i, finest=i == 0)
     be.synchronize()
@@ -186,7 +191,7 @@ def _iterated_vcycle(graph, parts, k, lmax, *, matcher, rating, seed, preset, co
 
 def partition(graph, k, *, matcher="local_max", rating="expansion_star2", eps=0.03, seed=0,
               device="auto", preset="default", coarsening="matching", edge_weight="weight",
-              node_weight=None, target_weights=None):
+              node_weight=None, target_weights=None, progress=None):
     """Partition ``graph`` into ``k`` blocks of weight <= (1 + eps) * ceil(W / k), minimising the edge cut.
 
     graph: a matchpart Graph, SciPy sparse matrix, networkx graph, file path or generator
@@ -195,7 +200,9 @@ def partition(graph, k, *, matcher="local_max", rating="expansion_star2", eps=0.
     callable; rating: edge rating used by weighted matchers; coarsening: "matching" or
     "cluster" (size-constrained label propagation); preset: "fast", "default", "strong".
     target_weights: k fractions summing to 1 (METIS's tpwgts); block i is then bounded by
-    (1 + eps) * ceil(t_i * W). Same inputs and seed give the same partition. Returns a PartitionResult; when no
+    (1 + eps) * ceil(t_i * W). progress: called with a short text at each step (coarsening,
+    initial partitioning, each refined level), e.g. to show progress on long runs.
+    Same inputs and seed give the same partition. Returns a PartitionResult; when no
     balanced partition exists (e.g. a vertex heavier than the bound) or none was found,
     ``feasible`` is False and a warning says why.
     """
@@ -223,7 +230,8 @@ def partition(graph, k, *, matcher="local_max", rating="expansion_star2", eps=0.
         for cycle in range(pre.cycles):
             cycle_seed = int(seed) + 7919 * cycle
             p, lv = _vcycle(g, k, eps, lmax, matcher=matcher, rating=rating, seed=cycle_seed,
-                            preset=pre, coarsening=coarsening, timings=timings, target_weights=target_weights)
+                            preset=pre, coarsening=coarsening, timings=timings, target_weights=target_weights,
+                            progress=progress)
             score = (not _balanced(g, p, k, lmax), metrics.edge_cut(g, p))
             if best is None or score < best[0]:
                 best = (score, p, lv)

@@ -287,3 +287,11 @@ def test_gpu_weighted_networkx_input_and_every_matcher():
     for matcher in ("red_blue", "karp_sipser", "suitor", "heavy_edge"):
         res = partition(G, 4, matcher=matcher, seed=1, device="gpu", preset="fast")
         assert set(res.mapping) == set(G.nodes) and res.feasible
+
+
+def test_progress_is_told_every_step():
+    steps = []
+    matchpart.partition("delaunay:3000", 4, progress=steps.append)
+    assert steps[0].startswith("coarsening 3000 vertices")
+    assert any(s.startswith("initial partitioning") for s in steps)
+    assert steps[-1].startswith("refining level 0 (3000 vertices)")

@@ -74,3 +74,4 @@ def test_gpu_path_meets_per_block_bounds():
     t = [0.1, 0.2, 0.3, 0.4]
     r = matchpart.partition(g, 4, target_weights=t, device="gpu", preset="fast")
     assert r.feasible and (r.block_weights <= metrics.block_bounds(g.total_vwgt, 4, 0.03, t)).all()
+
