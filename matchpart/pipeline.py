@@ -20,9 +20,6 @@ from .presets import get_preset
 COARSENINGS = ("matching", "cluster")
 # Largest accepted imbalance; any eps >= k - 1 already puts no limit on a block.
 MAX_EPS = 1e9
-# Jet's negative-gain factor c: bolder on coarse levels, conservative on the finest (Jet paper).
-JET_C_FINEST = 0.25
-JET_C_COARSE = 0.75
 # Hash-RNG stream for the tie order of equally heavy vertices in the packing fallback.
 PACKING_STREAM = 0x9AC4
 
@@ -66,30 +63,29 @@ def _check_k_eps(k, eps, n):
     return k, float(eps)
 
 
-def _refine_level(graph, parts, k, lmax, preset, seed, finest):
+def _refine_level(graph, parts, k, lmax, preset, seed):
     """Jet (rebalancing when overweight), then k-way FM on the CPU: a few compiled calls per level."""
     from .refine.fm import refine_arrays
     from .refine.jet import jet_arrays
     from .refine.state import bounds_array, host_arrays
     be = graph.backend
-    c = JET_C_FINEST if finest else JET_C_COARSE
     if be.is_gpu:
-        return _refine_level_gpu(graph, parts, k, lmax, preset, seed, c)
+        return _refine_level_gpu(graph, parts, k, lmax, preset, seed)
     arrays = host_arrays(graph)               # one host copy of the level for every refiner
     maxw = bounds_array(lmax, k)
-    parts = jet_arrays(arrays, parts, maxw, seed=seed, patience=preset.jet_patience, negative_gain_factor=c)
+    parts = jet_arrays(arrays, parts, maxw, seed=seed, patience=preset.jet_patience)
     if preset.fm_passes:
         refine_arrays(arrays, parts, maxw, seed=seed, passes=preset.fm_passes,   # rebalances first if needed
                       localized=preset.fm_localized)
     return parts
 
 
-def _refine_level_gpu(graph, parts, k, lmax, preset, seed, c):
+def _refine_level_gpu(graph, parts, k, lmax, preset, seed):
     """The same steps on the device (whole-array Jet and rebalancing); FM only if the preset asks."""
     from .refine import jet_refine, kway_fm, rebalance
     be = graph.backend
     parts = jet_refine(graph, parts, k, lmax, seed=seed, patience=preset.jet_patience,
-                       negative_gain_factor=c, method="xp")
+                       method="xp")
     if not _balanced(graph, parts, k, lmax):
         parts = rebalance(graph, parts, k, lmax, seed=seed, method="xp")
     if preset.fm_passes and preset.fm_on_gpu:
@@ -117,7 +113,7 @@ def _packing_fallback(graph, k, lmax, preset, seed):
         packed, fits = pack_decreasing(*arrays, order, none, maxw, use_edges)
         if not fits:
             continue
-        parts = _refine_level(graph, be.to_device(packed), k, lmax, preset, seed, finest=True)
+        parts = _refine_level(graph, be.to_device(packed), k, lmax, preset, seed)
         cut = metrics.edge_cut(graph, parts)
         if best is None or cut < best[0]:
             best = (cut, parts)
@@ -151,11 +147,11 @@ def _vcycle(graph, k, eps, lmax, *, matcher, rating, seed, preset, coarsening, t
     parts = be.to_device(np.asarray(parts, dtype=np.int64))
     t2 = time.perf_counter()
     depth = len(levels) - 1
-    parts = _refine_level(coarsest, parts, k, lmax, preset, seed + depth, finest=depth == 0)
+    parts = _refine_level(coarsest, parts, k, lmax, preset, seed + depth)
     for i in range(depth - 1, -1, -1):
         say(f"refining level {i} ({levels[i].graph.n} vertices)")
         parts = parts[levels[i].mapping]          # project: a fine vertex joins its coarse vertex's block
-        parts = _refine_level(levels[i].graph, parts, k, lmax, preset, seed + i, finest=i == 0)
+        parts = _refine_level(levels[i].graph, parts, k, lmax, preset, seed + i)
     be.synchronize()
     t3 = time.perf_counter()
     timings["coarsening"] += t1 - t0
@@ -182,7 +178,7 @@ def _iterated_vcycle(graph, parts, k, lmax, *, matcher, rating, seed, preset, co
     for i in range(depth, -1, -1):
         if i < depth:
             p = p[levels[i].mapping]
-        p = _refine_level(levels[i].graph, p, k, lmax, preset, seed + i, finest=i == 0)
+        p = _refine_level(levels[i].graph, p, k, lmax, preset, seed + i)
     be.synchronize()
     timings["coarsening"] += t1 - t0
     timings["refinement"] += time.perf_counter() - t1
