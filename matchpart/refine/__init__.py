@@ -2,8 +2,9 @@
 
 One module per job: heap.py (priority queue), gain_cache.py (block connectivity per
 vertex), kway_fm.py and fm2.py (the compiled FM passes), fm.py (their entry points),
-jet.py, rebalance.py, destinations.py (the best-block scan Jet and rebalancing share),
-packing.py (heaviest-first packing), state.py (block weights, cut, validation).
+jet.py, rebalance.py (parallel rounds), least_loss.py (FM's serial rebalancer),
+destinations.py (the best-block scan Jet and rebalancing share), packing.py
+(heaviest-first packing), state.py (block weights, cut, validation).
 ``jet_refine`` and ``rebalance`` run on either backend; FM runs on the CPU.
 """
 from .destinations import best_destinations

@@ -13,7 +13,7 @@ from ..io import as_graph
 from . import gain_cache as gc
 from .fm2 import fm2_pass
 from .kway_fm import LOCAL_STALL_MOVES, STALL_MOVES_FRACTION, STALL_MOVES_MIN, default_stall, fm_pass, localized_round
-from .rebalance import serial_rebalance
+from .least_loss import serial_rebalance
 from .state import host_arrays, host_block_weights, host_cut, host_overload
 
 __all__ = ["kway_fm", "fm_bisection", "pairwise_fm", "rebalance", "refine_arrays", "host_arrays",

@@ -5,7 +5,15 @@ the helpers can change it in place. Callers allocate the arrays once per pass.
 """
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
+
+
+@njit(cache=True)
+def new_heap(n):
+    """(keys, verts, pos, size) of an empty heap for vertex ids 0..n-1."""
+    return (np.empty(n, dtype=np.float64), np.empty(n, dtype=np.int64), np.full(n, -1, dtype=np.int64),
+            np.zeros(1, dtype=np.int64))
 
 
 @njit(cache=True)

@@ -12,7 +12,7 @@ import numpy as np
 from numba import njit
 
 from . import gain_cache as gc
-from .heap import heap_pop, heap_remove, heap_set
+from .heap import heap_pop, heap_remove, heap_set, new_heap
 from .state import host_overload
 
 # ---- tunables -------------------------------------------------------------------------
@@ -60,6 +60,21 @@ def apply_move(v, to, indptr, indices, ewgt, vwgt, parts, bw, cache):
 
 
 @njit(cache=True)
+def _requeue_neighbours(v, skip, indptr, indices, ewgt, vwgt, parts, bw, maxw, cache, keys, verts, pos, size):
+    """After v moved: queue each neighbour not in ``skip`` under its new best gain (or drop it
+    from the queue when it has no move left)."""
+    for e in range(indptr[v], indptr[v + 1]):
+        u = indices[e]
+        if skip[u]:
+            continue
+        gu, tu = _best(u, indptr, indices, ewgt, vwgt, parts, bw, maxw, cache)
+        if tu >= 0:
+            heap_set(keys, verts, pos, size, u, gu)
+        else:
+            heap_remove(keys, verts, pos, size, u)
+
+
+@njit(cache=True)
 def _overload_after(bw, maxw, frm, to, w, cur_over):
     """Total overload after moving weight w from frm to to (cur_over before)."""
     old = max(bw[frm] - maxw[frm], 0.0) + max(bw[to] - maxw[to], 0.0)
@@ -72,10 +87,7 @@ def _overload_after(bw, maxw, frm, to, w, cur_over):
 def fm_pass(indptr, indices, ewgt, vwgt, parts, bw, maxw, order, stall, cut, cache):
     """One global FM pass in place; returns (cut, moves kept)."""
     n = indptr.shape[0] - 1
-    keys = np.empty(n, dtype=np.float64)
-    verts = np.empty(n, dtype=np.int64)
-    pos = np.full(n, -1, dtype=np.int64)
-    size = np.zeros(1, dtype=np.int64)
+    keys, verts, pos, size = new_heap(n)
     locked = np.zeros(n, dtype=np.bool_)
     log_v = np.empty(n, dtype=np.int64)
     log_from = np.empty(n, dtype=np.int64)
@@ -117,15 +129,7 @@ def fm_pass(indptr, indices, ewgt, vwgt, parts, bw, maxw, order, stall, cut, cac
             since_best = 0
         else:
             since_best += 1
-        for e in range(indptr[v], indptr[v + 1]):
-            u = indices[e]
-            if locked[u]:
-                continue
-            gu, tu = _best(u, indptr, indices, ewgt, vwgt, parts, bw, maxw, cache)
-            if tu >= 0:
-                heap_set(keys, verts, pos, size, u, gu)
-            else:
-                heap_remove(keys, verts, pos, size, u)
+        _requeue_neighbours(v, locked, indptr, indices, ewgt, vwgt, parts, bw, maxw, cache, keys, verts, pos, size)
 
     for i in range(nmoves - 1, best_len - 1, -1):  # roll back to the best prefix
         apply_move(log_v[i], log_from[i], indptr, indices, ewgt, vwgt, parts, bw, cache)
@@ -145,10 +149,7 @@ def localized_round(indptr, indices, ewgt, vwgt, parts, bw, maxw, order, stall, 
     neighbour) for under 1% of cut.
     """
     n = indptr.shape[0] - 1
-    keys = np.empty(n, dtype=np.float64)
-    verts = np.empty(n, dtype=np.int64)
-    pos = np.full(n, -1, dtype=np.int64)
-    size = np.zeros(1, dtype=np.int64)
+    keys, verts, pos, size = new_heap(n)
     done = np.zeros(n, dtype=np.bool_)  # seeded a search or moved: not touched again this round
     log_v = np.empty(n, dtype=np.int64)
     log_from = np.empty(n, dtype=np.int64)
@@ -195,15 +196,8 @@ def localized_round(indptr, indices, ewgt, vwgt, parts, bw, maxw, order, stall, 
                 since_best = 0
             else:
                 since_best += 1
-            for e in range(indptr[v], indptr[v + 1]):
-                u = indices[e]
-                if done[u]:
-                    continue
-                gu, tu = _best(u, indptr, indices, ewgt, vwgt, parts, bw, maxw, cache)
-                if tu >= 0:
-                    heap_set(keys, verts, pos, size, u, gu)
-                else:
-                    heap_remove(keys, verts, pos, size, u)
+            _requeue_neighbours(v, done, indptr, indices, ewgt, vwgt, parts, bw, maxw, cache, keys, verts, pos,
+                                size)
         while size[0] > 0:  # empty the queue for the next search
             heap_pop(keys, verts, pos, size)
         for j in range(nm - 1, best_len - 1, -1):

@@ -1,25 +1,21 @@
 """Rebalancing: moves out of overweight blocks until every block fits.
 
-Two procedures:
-- parallel rounds (Jet-style weak rebalancing, used by Jet on every backend): each
-  overweight block offers its vertices in order of least cut loss per unit of weight until
-  its overload is covered; each mover goes to its best adjacent block with room (capacity
-  checked by prefix sums), and movers that find no adjacent room are packed into the
-  remaining room of any block. Receivers never exceed the bound and sources only lose
-  weight, so the total overload strictly falls every round that moves anything. A round is
-  one compiled call on the CPU (``rebalance_round_nb``) and whole-array steps on
-  ``be.xp`` (``_rebalance_round``, the GPU's); both move the same vertices for the same seed.
-- a serial least-loss rebalancer with a priority queue (``serial_rebalance``), which FM
-  runs before its passes.
+Parallel rounds (Jet-style weak rebalancing, used by Jet on every backend): each overweight
+block offers its vertices in order of least cut loss per unit of weight until its overload
+is covered; each mover goes to its best adjacent block with room (capacity checked by prefix
+sums), and movers that find no adjacent room are packed into the remaining room of any
+block. Receivers never exceed the bound and sources only lose weight, so the total overload
+strictly falls every round that moves anything. A round is one compiled call on the CPU
+(``rebalance_round_nb``) and whole-array steps on ``be.xp`` (``_rebalance_round``, the
+GPU's); both move the same vertices for the same seed. FM's serial rebalancer is
+least_loss.py.
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
-from . import gain_cache as gc
 from .destinations import best_destinations, hash32_nb, hash_key_nb, row_ids, vertex_destination
-from .heap import heap_pop, heap_remove, heap_set
 from .state import host_arrays, bounds_array, device_bounds, block_weights, cast_like, check_partition, host_block_weights
 
 # Tunables
@@ -334,78 +330,6 @@ def rebalance_nb(indptr, indices, ewgt, vwgt, parts, maxw, seed, max_rounds, log
         if rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, log, nlog, logged) == 0:
             break
     return bw
-
-
-# ---- serial least-loss rebalancing (before FM) ---------------------------------------------
-@njit(cache=True)
-def _serial_key(gain, w):
-    # KaMinPar-style relative gain: among losing moves prefer little loss per unit of weight moved
-    return gain * w if gain >= 0 else gain / w
-
-
-@njit(cache=True)
-def _least_loss_move(v, indptr, indices, ewgt, vwgt, parts, bw, maxw, cache):
-    """(gain, target) of v's least-loss move to a block with room: an adjacent block if any, else the lightest."""
-    block, conn, count, nb, scratch = cache
-    gc.build(v, indptr, indices, ewgt, parts, block, conn, count, nb, scratch)
-    own = parts[v]
-    g, t = gc.best_move(v, own, vwgt[v], bw, maxw, indptr, block, conn, nb)
-    if t >= 0:
-        return g, t
-    light = -1
-    for b in range(bw.shape[0]):
-        if b != own and bw[b] + vwgt[v] <= maxw[b] and (light < 0 or bw[b] - maxw[b] < bw[light] - maxw[light]):
-            light = b
-    if light < 0:
-        return -np.inf, -1
-    return -gc.inside(v, own, indptr, block, conn, nb), light
-
-
-@njit(cache=True)
-def serial_rebalance(indptr, indices, ewgt, vwgt, parts, bw, maxw, order, cache):
-    """Move vertices out of overweight blocks, least loss per weight first; returns vertices moved."""
-    n = indptr.shape[0] - 1
-    keys = np.empty(n, dtype=np.float64)
-    verts = np.empty(n, dtype=np.int64)
-    pos = np.full(n, -1, dtype=np.int64)
-    size = np.zeros(1, dtype=np.int64)
-    locked = np.zeros(n, dtype=np.bool_)
-    block, conn, count, nb, scratch = cache
-    for i in range(order.shape[0]):
-        v = order[i]
-        if bw[parts[v]] > maxw[parts[v]] and vwgt[v] > 0:  # moving a weightless vertex cannot help
-            g, t = _least_loss_move(v, indptr, indices, ewgt, vwgt, parts, bw, maxw, cache)
-            if t >= 0:
-                heap_set(keys, verts, pos, size, v, _serial_key(g, vwgt[v]))
-    moved = 0
-    while size[0] > 0:
-        v, key = heap_pop(keys, verts, pos, size)
-        frm = parts[v]
-        if bw[frm] <= maxw[frm]:
-            continue
-        g, t = _least_loss_move(v, indptr, indices, ewgt, vwgt, parts, bw, maxw, cache)
-        if t < 0:
-            continue
-        nk = _serial_key(g, vwgt[v])
-        if nk < key:
-            heap_set(keys, verts, pos, size, v, nk)
-            continue
-        parts[v] = t
-        bw[frm] -= vwgt[v]
-        bw[t] += vwgt[v]
-        gc.move(v, frm, t, indptr, indices, ewgt, block, conn, count, nb)
-        locked[v] = True
-        moved += 1
-        for e in range(indptr[v], indptr[v + 1]):
-            u = indices[e]
-            if locked[u] or bw[parts[u]] <= maxw[parts[u]] or vwgt[u] <= 0:
-                continue
-            gu, tu = _least_loss_move(u, indptr, indices, ewgt, vwgt, parts, bw, maxw, cache)
-            if tu >= 0:
-                heap_set(keys, verts, pos, size, u, _serial_key(gu, vwgt[u]))
-            else:
-                heap_remove(keys, verts, pos, size, u)
-    return moved
 
 
 # ---- public entry point -----------------------------------------------------------------------
