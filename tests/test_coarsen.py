@@ -127,6 +127,7 @@ def test_parallel_contraction_equals_whole_array_formulation(spec, monkeypatch):
     contract_module = importlib.import_module("matchpart.coarsen.contract")  # not the function
     g = load_graph(spec)
     monkeypatch.setattr(contract_module, "PARALLEL_MIN_ENTRIES", 0)
+    monkeypatch.setattr(contract_module, "PARALLEL_MIN_THREADS", 0)
     for nc in (g.n // 2, g.n // 8):
         mapping = np.random.default_rng(nc).integers(0, nc, g.n)
         assert_same_graph(contract(g, mapping, nc, method="kernel"), contract(g, mapping, nc, method="xp"))
@@ -135,7 +136,7 @@ def test_parallel_contraction_equals_whole_array_formulation(spec, monkeypatch):
 _THREADS_SCRIPT = """
 import hashlib, importlib, numpy as np
 cm = importlib.import_module("matchpart.coarsen.contract")
-cm.PARALLEL_MIN_ENTRIES = 0  # contract_arrays: serial with 1 thread, 2 chunks with 2
+cm.PARALLEL_MIN_ENTRIES = cm.PARALLEL_MIN_THREADS = 0  # contract_arrays: 1 chunk with 1 thread, 2 with 2
 from matchpart.io import load_graph
 g = load_graph("ba:4000:5")
 mapping = np.random.default_rng(1).integers(0, 900, g.n)

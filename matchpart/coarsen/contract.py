@@ -13,10 +13,15 @@ from numba import njit, prange
 
 from ..graph import Graph
 
-# Below this many fine adjacency entries the kernel runs on one thread: starting the thread
-# pool and giving every thread its own marker array costs more than the work (the bisection
-# hierarchy of initial partitioning contracts many graphs of a few hundred vertices).
+# Below this many fine adjacency entries the kernel runs on one thread: waking the thread
+# pool costs more than the work (the bisection hierarchy of initial partitioning contracts
+# many graphs of a few hundred vertices).
 PARALLEL_MIN_ENTRIES = 200_000
+# Threads are used only when numba has at least this many. The kernel is bound by memory
+# latency (random reads of the mapping on large graphs): on a 2-core machine 2 threads were
+# not faster (delaunay 2^20, level 0: 0.39 s vs 0.40 s, median of 5) and, with the cores
+# busy, waiting OpenMP threads doubled the CPU time.
+PARALLEL_MIN_THREADS = 4
 # Coarse rows with up to this many fine entries are merged by a stable insertion sort
 # (typical rows have 10-30 entries, which then stay in cache); longer rows (hubs) by a dense
 # scratch row plus argsort, which is linear in the row length.
@@ -100,9 +105,15 @@ def contract_arrays(arrays, mapping, n_coarse):
     """
     indptr, indices, ewgt, vwgt = arrays
     mapping = np.ascontiguousarray(mapping, dtype=np.int64)
-    threads = numba.get_num_threads()
-    chunks = threads if indices.shape[0] >= PARALLEL_MIN_ENTRIES else 1
-    return _contract_kernel(indptr, indices, ewgt, vwgt, mapping, int(n_coarse), chunks)
+    available = numba.get_num_threads()
+    threads = available
+    if threads < PARALLEL_MIN_THREADS or indices.shape[0] < PARALLEL_MIN_ENTRIES:
+        threads = 1
+    numba.set_num_threads(threads)  # 1: no pool thread is woken (or left spinning)
+    try:
+        return _contract_kernel(indptr, indices, ewgt, vwgt, mapping, int(n_coarse), threads)
+    finally:
+        numba.set_num_threads(available)
 
 
 @njit(cache=True, parallel=True)

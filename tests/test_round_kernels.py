@@ -1,0 +1,73 @@
+"""On the CPU the parallel matchers run their rounds as compiled kernels; the whole-array
+rounds (the GPU's formulation) run on numpy here and must give the same matching and the
+same stats (rounds, matched fraction per round, ...) for the same seed."""
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from matchpart import load_graph
+from matchpart.graph import Graph
+from matchpart.matchers import run_matcher
+from matchpart.matchers import local_max as local_max_module
+from test_matchers_basic import random_graphs
+
+KERNELS = {"local_max": local_max_module}
+RATINGS = ["weight", "expansion_star", "expansion_star2", "inner_outer"]
+
+
+def _both(name, g, seed, rating, monkeypatch):
+    module = KERNELS[name]
+    kernel = run_matcher(name, g, seed=seed, rating=rating)
+    with monkeypatch.context() as mp:
+        mp.setattr(module, "CPU_KERNEL", False)
+        whole_array = run_matcher(name, g, seed=seed, rating=rating)
+    return kernel, whole_array
+
+
+def _assert_same(a, b):
+    assert np.array_equal(a.mate, b.mate)
+    assert a.stats == b.stats
+    assert (a.weight, a.cardinality) == (b.weight, b.cardinality)
+
+
+@pytest.mark.parametrize("name", sorted(KERNELS))
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(g=random_graphs(max_n=30), seed=st.integers(0, 2**31 - 2), rating=st.sampled_from(RATINGS))
+def test_kernel_equals_whole_array_rounds_on_random_graphs(name, g, seed, rating, monkeypatch):
+    _assert_same(*_both(name, g, seed, rating, monkeypatch))
+
+
+def _weighted(spec, seed):
+    """A generated graph with integer edge weights (many ties) and vertex weights."""
+    g = load_graph(spec)
+    rng = np.random.default_rng(seed)
+    rows = np.repeat(np.arange(g.n), np.diff(g.indptr))
+    upper = rows < g.indices
+    return Graph.from_edges(rows[upper], g.indices[upper], rng.integers(1, 4, int(upper.sum())), n=g.n,
+                            vwgt=rng.integers(1, 3, g.n))
+
+
+@pytest.mark.parametrize("name", sorted(KERNELS))
+@pytest.mark.parametrize("spec", ["delaunay:3000", "er:2000:6", "ba:2000:4", "rgg:3000"])
+@pytest.mark.parametrize("rating", ["weight", "expansion_star2"])
+def test_kernel_equals_whole_array_rounds_on_generated_graphs(name, spec, rating, monkeypatch):
+    for g in (load_graph(spec), _weighted(spec, 1)):
+        _assert_same(*_both(name, g, 7, rating, monkeypatch))
+
+
+def test_local_max_kernel_greedy_tail_and_negative_or_nan_ratings(monkeypatch):
+    # a path with increasing weights needs a round per edge: the tail after GREEDY_TAIL_AFTER
+    n = 300
+    g = Graph.from_edges(np.arange(n - 1), np.arange(1, n), np.arange(1, n), n=n)
+    kernel, whole_array = _both("local_max", g, 0, "weight", monkeypatch)
+    _assert_same(kernel, whole_array)
+    assert kernel.stats["greedy_tail_edges"] > 0
+    # callable ratings may be negative (order keys handle the sign) or NaN (ranks are used)
+    for values in ([-2.5, -0.0, 0.0, 3.0, -7.0], [np.nan, 1.0, np.nan, 2.0, 1.0]):
+        g = Graph.from_edges([0, 1, 2, 3, 4], [1, 2, 3, 4, 5], n=6)
+        rows = np.repeat(np.arange(g.n), np.diff(g.indptr))
+        lo = np.minimum(rows, g.indices)
+        rating = lambda graph, lo=lo, values=values: np.asarray(values)[lo]  # noqa: E731
+        _assert_same(*_both("local_max", g, 3, rating, monkeypatch))
