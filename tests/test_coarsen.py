@@ -181,6 +181,24 @@ def test_two_hop_pairs_share_a_neighbour_and_respect_cap(g, seed, cap):
     revalidate(contract(g, mapping, nc))
 
 
+@settings(max_examples=60, deadline=None)
+@given(weighted_graphs(), st.integers(0, 100), st.integers(2, 12), st.integers(0, 3))
+def test_two_hop_kernel_equals_whole_array_formulation(g, seed, cap, blocks):
+    mate = greedy_mate(g, seed)
+    block = np.random.default_rng(seed).integers(0, blocks, g.n) if blocks else None
+    got = two_hop_pairs(g, mate, cap, seed=seed, block=block, method="kernel")
+    want = two_hop_pairs(g, mate, cap, seed=seed, block=block, method="xp")
+    assert np.array_equal(got, want)
+
+
+def test_two_hop_kernel_equals_whole_array_formulation_on_hubs():
+    g = load_graph("ba:3000:2")
+    mate = run_matcher("local_max", g, seed=1).mate
+    for seed in range(3):
+        assert np.array_equal(two_hop_pairs(g, mate, 40, seed=seed, method="kernel"),
+                              two_hop_pairs(g, mate, 40, seed=seed, method="xp"))
+
+
 def test_star_graph_coarsens_past_the_stall():
     g = Graph.from_networkx(nx.star_graph(999))
     levels = coarsen(g, matcher="local_max", rating="weight", coarsen_to=50, max_vertex_weight=10**9)

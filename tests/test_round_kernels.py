@@ -71,3 +71,19 @@ def test_local_max_kernel_greedy_tail_and_negative_or_nan_ratings(monkeypatch):
         lo = np.minimum(rows, g.indices)
         rating = lambda graph, lo=lo, values=values: np.asarray(values)[lo]  # noqa: E731
         _assert_same(*_both("local_max", g, 3, rating, monkeypatch))
+
+
+@settings(max_examples=60, deadline=None)
+@given(g=random_graphs(max_n=30), rating=st.sampled_from(RATINGS), vw=st.integers(0, 3))
+def test_upper_edge_ratings_equal_edge_ratings(g, rating, vw):
+    """The compiled upper-edge ratings are the whole-array ratings' u -> v entries, bit for bit
+    (float weights included; vertex weights 0 count as 1)."""
+    from matchpart.matchers.ratings import edge_ratings, upper_edge_ratings
+    if vw:
+        g = Graph(g.indptr, g.indices, g.ewgt, np.random.default_rng(vw).integers(0, 4, g.n))
+    rows = np.repeat(np.arange(g.n), np.diff(g.indptr))
+    upper = np.flatnonzero(rows < g.indices)
+    eu, ev, r = upper_edge_ratings(g, rating)
+    assert eu.dtype == ev.dtype == g.indices.dtype
+    assert np.array_equal(eu, rows[upper]) and np.array_equal(ev, g.indices[upper])
+    assert np.array_equal(r, edge_ratings(g, rating)[upper])

@@ -7,7 +7,7 @@ from numba import njit
 from ..backend import get as get_backend
 from ..backend import rng as _rng
 from .base import Matching
-from .ratings import edge_ratings
+from .ratings import edge_ratings, upper_edge_ratings
 from .registry import register
 
 # Hash-RNG stream of round r is STREAM_BASE + r; a base of its own keeps local max's
@@ -298,6 +298,11 @@ def _greedy_tail(eu, ev, key, eid, nv, be):
     return be.to_device(u), be.to_device(mate[u])
 
 
+def _check_edge_count(ratings):
+    if ratings.shape[0] >= 2 ** 32:
+        raise ValueError("local_max supports fewer than 2**32 undirected edges")
+
+
 @register("local_max",
           description="local max: match edges heavier than all incident alive edges, repeat (maximal, 1/2-approx)",
           paper="001_bd35ca2a1a8d7ddc (Birn et al., local max)",
@@ -307,12 +312,13 @@ def local_max(graph, *, rating="weight", seed=0, backend=None):
     random perturbation) at both endpoints is matched and its endpoints' edges removed."""
     be = backend or graph.backend
     xp = be.xp
-    eu, ev, entry = undirected_edges(graph, be)
-    ratings = edge_ratings(graph, rating)[entry]
-    if ratings.shape[0] >= 2 ** 32:
-        raise ValueError("local_max supports fewer than 2**32 undirected edges")
     if CPU_KERNEL and not be.is_gpu:
+        eu, ev, ratings = upper_edge_ratings(graph, rating)
+        _check_edge_count(ratings)
         mate, stats = local_max_rounds_cpu(graph.n, eu, ev, ratings, seed=seed)
     else:
+        eu, ev, entry = undirected_edges(graph, be)
+        ratings = edge_ratings(graph, rating)[entry]
+        _check_edge_count(ratings)
         mate, stats = local_max_rounds(graph.n, eu, ev, rating_ranks(ratings, xp), seed=seed, be=be)
     return Matching.from_mate(graph, mate, stats=stats)
