@@ -10,9 +10,10 @@ from matchpart import load_graph
 from matchpart.graph import Graph
 from matchpart.matchers import run_matcher
 from matchpart.matchers import local_max as local_max_module
+from matchpart.matchers import red_blue as red_blue_module
 from test_matchers_basic import random_graphs
 
-KERNELS = {"local_max": local_max_module}
+KERNELS = {"local_max": local_max_module, "red_blue": red_blue_module, "red_blue_random": red_blue_module}
 RATINGS = ["weight", "expansion_star", "expansion_star2", "inner_outer"]
 
 
@@ -87,3 +88,23 @@ def test_upper_edge_ratings_equal_edge_ratings(g, rating, vw):
     assert eu.dtype == ev.dtype == g.indices.dtype
     assert np.array_equal(eu, rows[upper]) and np.array_equal(ev, g.indices[upper])
     assert np.array_equal(r, edge_ratings(g, rating)[upper])
+
+
+def test_quarter_md5_kernel_equals_whole_array_version():
+    v = np.arange(1, 3000, dtype=np.int64)
+    consts = (np.array(red_blue_module._MD5_INIT, dtype=np.uint32), np.array(red_blue_module._MD5_K, dtype=np.uint32),
+              np.array(red_blue_module._MD5_S[:16], dtype=np.uint32))
+    for r in (1, 12345, 2**32 - 1, 0xDEADBEEF):
+        got = [red_blue_module._quarter_md5_at(np.uint32(x), np.uint32(r), *consts) for x in v]
+        assert np.array_equal(np.array(got, dtype=np.uint32), red_blue_module.quarter_md5(np, v, r))
+
+
+@pytest.mark.parametrize("p", [0.0, 0.3, 1.0])
+def test_red_blue_kernel_equals_whole_array_rounds_for_any_blue_probability(p, monkeypatch):
+    g = _weighted("delaunay:2000", 2)
+    for weighted in (True, False):
+        kernel = red_blue_module.red_blue_rounds(g, g.backend, seed=4, weighted=weighted, p=p, max_rounds=30)
+        monkeypatch.setattr(red_blue_module, "CPU_KERNEL", False)
+        whole = red_blue_module.red_blue_rounds(g, g.backend, seed=4, weighted=weighted, p=p, max_rounds=30)
+        monkeypatch.setattr(red_blue_module, "CPU_KERNEL", True)
+        assert np.array_equal(kernel[0], whole[0]) and kernel[1] == whole[1]

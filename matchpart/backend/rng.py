@@ -70,15 +70,26 @@ def permutation(xp, seed, stream, n):
 _GOLDEN_U = np.uint64(_GOLDEN)
 _MIX1_U = np.uint64(_MIX1)
 _MIX2_U = np.uint64(_MIX2)
+_STREAM_U = np.uint64(_STREAM)
+
+
+@njit(cache=True)
+def _mix64_at(x):
+    x = x ^ (x >> np.uint64(30))
+    x = x * _MIX1_U
+    x = x ^ (x >> np.uint64(27))
+    x = x * _MIX2_U
+    return x ^ (x >> np.uint64(31))
+
+
+@njit(cache=True)
+def stream_key_at(seed, stream):
+    """``stream_key`` in compiled code (wrapping uint64 arithmetic), for per-round streams."""
+    a = _mix64_at((np.uint64(seed) + np.uint64(1)) * _GOLDEN_U)
+    return _mix64_at(a + (np.uint64(stream) + np.uint64(1)) * _STREAM_U)
 
 
 @njit(cache=True)
 def hash32_at(counter, key):
     """``hash32`` of one counter in compiled code; ``key`` = np.uint64(stream_key(seed, stream))."""
-    x = np.uint64(counter) * _GOLDEN_U + key
-    x = x ^ (x >> np.uint64(30))
-    x = x * _MIX1_U
-    x = x ^ (x >> np.uint64(27))
-    x = x * _MIX2_U
-    x = x ^ (x >> np.uint64(31))
-    return np.uint32(x >> np.uint64(32))
+    return np.uint32(_mix64_at(np.uint64(counter) * _GOLDEN_U + key) >> np.uint64(32))
