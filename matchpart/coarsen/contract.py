@@ -118,10 +118,11 @@ def contract_arrays(arrays, mapping, n_coarse):
 
 @njit(cache=True, parallel=True)
 def _contract_kernel(indptr, indices, ewgt, vwgt, mapping, nc, chunks):
-    # METIS-style, but streaming: (1) bucket every fine entry that leaves its coarse vertex
-    # into its coarse row (a counting sort by mapping[row], rows read in order, so memory is
-    # read sequentially instead of jumping to each pair's second row); (2) merge each coarse
-    # row's duplicates in a dense scratch row and sort it; (3) copy the merged rows out.
+    # O(n + m), streaming: (1) bucket every fine entry that leaves its coarse vertex into
+    # its coarse row (a counting sort by mapping[row]; fine rows are read in order rather
+    # than jumping to each coarse vertex's members, which cost a cache miss per member on
+    # large graphs); (2) sort each coarse row and merge its duplicate columns (_merge_rows);
+    # (3) copy the merged rows out.
     # Each phase runs over `chunks` ranges (of fine vertices, then of coarse vertices); a
     # chunk owns its scratch arrays and output ranges, and sums keep CSR order, so the
     # result is the same for any number of chunks and threads.
