@@ -192,16 +192,17 @@ def order_keys(values):
 
 # The kernel's per-vertex record is two uint64: the best key of the round so far, and
 # (its hash << 32) | state, state = the round + 1 that set it, or _MATCHED. A round touches
-# each endpoint's record a few times; 16 bytes per vertex keep a million vertices' records
-# (and the candidate ids beside them) within a 32 MiB L3 cache.
+# each endpoint's record a few times, and on large graphs each touch of a random endpoint
+# is a cache miss: one 16-byte record per vertex makes it one miss, and keeps a million
+# vertices' records (with the candidate ids beside them) within a 32 MiB L3 cache.
 _MATCHED = np.uint64(0xFFFFFFFF)
 _LOW32 = np.uint64(0xFFFFFFFF)
 
 
 @njit(cache=True)
-def _offer(rec, first, x, o, hi, stamp, none):
+def _offer(rec, x, o, hi, stamp):
     """Make edge key (o, hi) the best of vertex x if it beats the best of this round
-    (``stamp``) so far; reset x's smallest candidate id (read only after all offers).
+    (``stamp``) so far.
 
     Written without branches: the outcome is a coin flip, and a mispredicted branch would
     also stall the next edges' record loads, which are cache misses on large graphs.
@@ -211,7 +212,6 @@ def _offer(rec, first, x, o, hi, stamp, none):
     better = ((bs & _LOW32) != stamp) | (o > bk) | ((o == bk) & (hi > (bs >> np.uint64(32))))
     rec[2 * x] = o if better else bk
     rec[2 * x + 1] = ((hi if better else bs >> np.uint64(32)) << np.uint64(32)) | stamp
-    first[x] = none
 
 
 @njit(cache=True)
@@ -230,11 +230,12 @@ def _local_max_kernel(eu, ev, order, round_keys, mate):
     m = eu.shape[0]
     eu, ev, order = eu.copy(), ev.copy(), order.copy()
     eid = np.arange(m).astype(eu.dtype)
-    none = eu.dtype.type(m)  # "no candidate" (above every edge id)
     h = np.empty(m, dtype=np.uint32)
     cand = np.empty(m, dtype=np.bool_)
     rec = np.zeros(2 * n, dtype=np.uint64)
-    first = np.empty(n, dtype=eu.dtype)  # smallest candidate edge id per vertex
+    # smallest candidate edge id per vertex, as (round + 1) << 32 | id: entries of earlier
+    # rounds are stale, so only candidates' endpoints are written (no reset pass)
+    first = np.zeros(n, dtype=np.uint64)
     max_rounds = round_keys.shape[0]
     counts = np.zeros(max_rounds, dtype=np.int64)
     left = np.zeros(max_rounds, dtype=np.int64)
@@ -255,8 +256,8 @@ def _local_max_kernel(eu, ev, order, round_keys, mate):
             if kept != i:  # nothing moves until an edge is dropped: skip those writes
                 eu[kept], ev[kept], eid[kept], order[kept] = u, v, eid[i], o
             kept += 1
-            _offer(rec, first, u, o, hi, stamp, none)
-            _offer(rec, first, v, o, hi, stamp, none)
+            _offer(rec, u, o, hi, stamp)
+            _offer(rec, v, o, hi, stamp)
         alive = kept
         if rounds:
             left[rounds - 1] = alive
@@ -265,15 +266,19 @@ def _local_max_kernel(eu, ev, order, round_keys, mate):
         for i in range(alive):  # candidates: best at both ends; smallest candidate id per vertex
             u, v = eu[i], ev[i]
             o, hs = order[i], np.uint64(h[i]) << np.uint64(32)
-            c = (o == rec[2 * u]) & (hs == (rec[2 * u + 1] & ~_LOW32)) \
-                & (o == rec[2 * v]) & (hs == (rec[2 * v + 1] & ~_LOW32))
+            # u first: the edges are sorted by u, so u's record is at hand, and few edges are
+            # u's best; only those read v's record (a cache miss on large graphs)
+            c = o == rec[2 * u] and hs == (rec[2 * u + 1] & ~_LOW32) \
+                and o == rec[2 * v] and hs == (rec[2 * v + 1] & ~_LOW32)
             cand[i] = c
             if c:
-                first[u] = min(first[u], eid[i])
-                first[v] = min(first[v], eid[i])
+                e = (stamp << np.uint64(32)) | np.uint64(eid[i])
+                first[u] = e if first[u] >> np.uint64(32) != stamp else min(first[u], e)
+                first[v] = e if first[v] >> np.uint64(32) != stamp else min(first[v], e)
         won = 0
         for i in range(alive):
-            if cand[i] and first[eu[i]] == eid[i] and first[ev[i]] == eid[i]:
+            e = (stamp << np.uint64(32)) | np.uint64(eid[i])
+            if cand[i] and first[eu[i]] == e and first[ev[i]] == e:
                 u, v = eu[i], ev[i]
                 mate[u] = v
                 mate[v] = u
