@@ -142,7 +142,7 @@ g = load_graph("ba:4000:5")
 mapping = np.random.default_rng(1).integers(0, 900, g.n)
 arrays = (g.indptr, g.indices, g.ewgt.astype(np.float64) / 3, g.vwgt)
 h = hashlib.sha256()
-for out in (cm._contract_kernel(*arrays, mapping, 900, 3), cm.contract_arrays(arrays, mapping, 900)):
+for out in (cm._contract_parallel(*arrays, mapping, 900, 3), cm.contract_arrays(arrays, mapping, 900)):
     for a in out:
         h.update(a.tobytes())
 print(h.hexdigest())

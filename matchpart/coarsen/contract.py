@@ -19,8 +19,7 @@ from ..graph import Graph
 PARALLEL_MIN_ENTRIES = 200_000
 # Threads are used only when numba has at least this many. The kernel is bound by memory
 # latency (random reads of the mapping on large graphs): on a 2-core machine 2 threads were
-# not faster (delaunay 2^20, level 0: 0.39 s vs 0.40 s, median of 5) and, with the cores
-# busy, waiting OpenMP threads doubled the CPU time.
+# not faster (delaunay 2^20, level 0: 0.39 s vs 0.40 s, median of 5).
 PARALLEL_MIN_THREADS = 4
 # Coarse rows with up to this many fine entries are merged by a stable insertion sort
 # (typical rows have 10-30 entries, which then stay in cache); longer rows (hubs) by a dense
@@ -105,65 +104,108 @@ def contract_arrays(arrays, mapping, n_coarse):
     """
     indptr, indices, ewgt, vwgt = arrays
     mapping = np.ascontiguousarray(mapping, dtype=np.int64)
-    available = numba.get_num_threads()
-    threads = available
+    nc = int(n_coarse)
+    threads = numba.get_num_threads()
     if threads < PARALLEL_MIN_THREADS or indices.shape[0] < PARALLEL_MIN_ENTRIES:
-        threads = 1
-    numba.set_num_threads(threads)  # 1: no pool thread is woken (or left spinning)
-    try:
-        return _contract_kernel(indptr, indices, ewgt, vwgt, mapping, int(n_coarse), threads)
-    finally:
-        numba.set_num_threads(available)
+        return _contract_serial(indptr, indices, ewgt, vwgt, mapping, nc)
+    return _contract_parallel(indptr, indices, ewgt, vwgt, mapping, nc, threads)
+
+
+# O(n + m), streaming: (1) bucket every fine entry that leaves its coarse vertex into its
+# coarse row (a counting sort by mapping[row]; fine rows are read in order rather than
+# jumping to each coarse vertex's members, which cost a cache miss per member on large
+# graphs); (2) sort each coarse row and merge its duplicate columns (_merge_rows); (3) copy
+# the merged rows out. _contract_parallel runs each phase over `chunks` ranges (of fine
+# vertices, then of coarse vertices); a chunk owns its scratch arrays and output ranges, and
+# sums keep CSR order, so the result is the same for any number of chunks and threads.
+# _contract_serial is the same phases on one range, compiled without threads: even one
+# chunk in a parallel kernel wakes the thread pool, which slowed contended runs down
+# (delaunay 2^20 coarsening, 2 busy cores: 2.1 s wall for 1.5 s CPU; without: 1.5 s).
+@njit(cache=True)
+def _contract_serial(indptr, indices, ewgt, vwgt, mapping, nc):
+    n = indptr.shape[0] - 1
+    count = np.zeros((1, nc), dtype=np.int64)
+    mapped = np.empty(indices.shape[0], dtype=indices.dtype)  # coarse id of each entry's column
+    _bucket_count(0, n, indptr, indices, mapping, mapped, count[0])
+    bstart = _bucket_starts(count)
+    bcol = np.empty(bstart[nc], dtype=indices.dtype)
+    bw = np.empty(bstart[nc], dtype=ewgt.dtype)
+    _bucket_fill(0, n, indptr, mapped, ewgt, mapping, count[0], bcol, bw)
+    row_len = np.zeros(nc + 1, dtype=np.int64)
+    _merge_rows(0, nc, bstart, bcol, bw, np.full(nc, -1, dtype=np.int64), row_len)
+    cindptr = _prefix_in_place(row_len)
+    cindices = np.empty(cindptr[nc], dtype=indices.dtype)
+    cewgt = np.empty(cindptr[nc], dtype=ewgt.dtype)
+    _copy_rows(0, nc, bstart, bcol, bw, cindptr, cindices, cewgt)
+    return cindptr, cindices, cewgt, _coarse_vwgt(vwgt, mapping, nc)
 
 
 @njit(cache=True, parallel=True)
-def _contract_kernel(indptr, indices, ewgt, vwgt, mapping, nc, chunks):
-    # O(n + m), streaming: (1) bucket every fine entry that leaves its coarse vertex into
-    # its coarse row (a counting sort by mapping[row]; fine rows are read in order rather
-    # than jumping to each coarse vertex's members, which cost a cache miss per member on
-    # large graphs); (2) sort each coarse row and merge its duplicate columns (_merge_rows);
-    # (3) copy the merged rows out.
-    # Each phase runs over `chunks` ranges (of fine vertices, then of coarse vertices); a
-    # chunk owns its scratch arrays and output ranges, and sums keep CSR order, so the
-    # result is the same for any number of chunks and threads.
-    n = indptr.shape[0] - 1
+def _contract_parallel(indptr, indices, ewgt, vwgt, mapping, nc, chunks):
     vbounds = _balanced_bounds(indptr, chunks)
     count = np.zeros((chunks, nc), dtype=np.int64)
-    mapped = np.empty(indices.shape[0], dtype=indices.dtype)  # coarse id of each entry's column
+    mapped = np.empty(indices.shape[0], dtype=indices.dtype)
     for t in prange(chunks):
         _bucket_count(vbounds[t], vbounds[t + 1], indptr, indices, mapping, mapped, count[t])
+    bstart = _bucket_starts(count)
+    bcol = np.empty(bstart[nc], dtype=indices.dtype)
+    bw = np.empty(bstart[nc], dtype=ewgt.dtype)
+    for t in prange(chunks):
+        _bucket_fill(vbounds[t], vbounds[t + 1], indptr, mapped, ewgt, mapping, count[t], bcol, bw)
+    cbounds = _balanced_bounds(bstart, chunks)
+    row_len = np.zeros(nc + 1, dtype=np.int64)
+    for t in prange(chunks):
+        slot = np.full(nc, -1, dtype=np.int64)
+        _merge_rows(cbounds[t], cbounds[t + 1], bstart, bcol, bw, slot, row_len)
+    cindptr = _prefix_in_place(row_len)
+    cindices = np.empty(cindptr[nc], dtype=indices.dtype)
+    cewgt = np.empty(cindptr[nc], dtype=ewgt.dtype)
+    for t in prange(chunks):
+        _copy_rows(cbounds[t], cbounds[t + 1], bstart, bcol, bw, cindptr, cindices, cewgt)
+    return cindptr, cindices, cewgt, _coarse_vwgt(vwgt, mapping, nc)
+
+
+@njit(cache=True)
+def _bucket_starts(count):
+    """Start of each coarse row's bucket (length nc + 1), from count[t, c] = entries chunk t
+    adds to row c; count[t, c] becomes chunk t's write position in row c (after the earlier
+    chunks', so the bucket keeps CSR order)."""
+    chunks, nc = count.shape
     bstart = np.zeros(nc + 1, dtype=np.int64)
-    for c in range(nc):  # each chunk's write position in row c: after the earlier chunks'
+    for c in range(nc):
         at = bstart[c]
         for t in range(chunks):
             k = count[t, c]
             count[t, c] = at
             at += k
         bstart[c + 1] = at
-    bcol = np.empty(bstart[nc], dtype=indices.dtype)
-    bw = np.empty(bstart[nc], dtype=ewgt.dtype)
-    for t in prange(chunks):
-        _bucket_fill(vbounds[t], vbounds[t + 1], indptr, mapped, ewgt, mapping, count[t], bcol, bw)
-    cvwgt = np.zeros(nc, dtype=vwgt.dtype)
-    for v in range(n):
-        cvwgt[mapping[v]] += vwgt[v]
+    return bstart
 
-    cbounds = _balanced_bounds(bstart, chunks)
-    row_len = np.zeros(nc + 1, dtype=np.int64)
-    for t in prange(chunks):
-        slot = np.full(nc, -1, dtype=np.int64)
-        _merge_rows(cbounds[t], cbounds[t + 1], bstart, bcol, bw, slot, row_len)
-    cindptr = row_len
-    for c in range(nc):
-        cindptr[c + 1] += cindptr[c]
-    cindices = np.empty(cindptr[nc], dtype=indices.dtype)
-    cewgt = np.empty(cindptr[nc], dtype=ewgt.dtype)
-    for t in prange(chunks):
-        for c in range(cbounds[t], cbounds[t + 1]):
-            k = cindptr[c + 1] - cindptr[c]
-            cindices[cindptr[c]:cindptr[c + 1]] = bcol[bstart[c]:bstart[c] + k]
-            cewgt[cindptr[c]:cindptr[c + 1]] = bw[bstart[c]:bstart[c] + k]
-    return cindptr, cindices, cewgt, cvwgt
+
+@njit(cache=True)
+def _prefix_in_place(row_len):
+    """row_len[c + 1] = length of row c -> CSR indptr."""
+    for c in range(row_len.shape[0] - 1):
+        row_len[c + 1] += row_len[c]
+    return row_len
+
+
+@njit(cache=True)
+def _copy_rows(lo, hi, bstart, bcol, bw, cindptr, cindices, cewgt):
+    """Merged rows lo..hi-1 (at the starts of their buckets) into the coarse CSR arrays."""
+    for c in range(lo, hi):
+        k = cindptr[c + 1] - cindptr[c]
+        cindices[cindptr[c]:cindptr[c + 1]] = bcol[bstart[c]:bstart[c] + k]
+        cewgt[cindptr[c]:cindptr[c + 1]] = bw[bstart[c]:bstart[c] + k]
+
+
+@njit(cache=True)
+def _coarse_vwgt(vwgt, mapping, nc):
+    """Summed vertex weights of the coarse vertices (in fine id order)."""
+    cvwgt = np.zeros(nc, dtype=vwgt.dtype)
+    for v in range(mapping.shape[0]):
+        cvwgt[mapping[v]] += vwgt[v]
+    return cvwgt
 
 
 @njit(cache=True)
