@@ -108,3 +108,15 @@ def test_red_blue_kernel_equals_whole_array_rounds_for_any_blue_probability(p, m
         whole = red_blue_module.red_blue_rounds(g, g.backend, seed=4, weighted=weighted, p=p, max_rounds=30)
         monkeypatch.setattr(red_blue_module, "CPU_KERNEL", True)
         assert np.array_equal(kernel[0], whole[0]) and kernel[1] == whole[1]
+
+
+@settings(max_examples=40, deadline=None)
+@given(g=random_graphs(max_n=30), seed=st.integers(0, 1000))
+def test_matching_weight_equals_whole_array_sum(g, seed):
+    """Matching.from_mate's compiled gather sums the same entries in the same order."""
+    from matchpart.matchers.base import Matching
+    mate = np.asarray(run_matcher("local_max", g, seed=seed).mate)
+    rows = np.repeat(np.arange(g.n), np.diff(g.indptr))
+    w = g.ewgt[mate[rows] == g.indices].sum()
+    want = w.item() // 2 if g.ewgt.dtype.kind in "iu" else w.item() / 2
+    assert Matching.from_mate(g, mate).weight == want
