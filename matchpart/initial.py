@@ -6,12 +6,13 @@ import math
 import numpy as np
 from numba import njit
 
+from .coarsen.contract import contract_arrays
 from .io import as_graph
 from .metrics import block_bounds
 from .refine import gain_cache as gc
 from .refine.fm import host_arrays, induced_subgraph, pairwise_arrays, refine_arrays, refine_nb
-from .refine.kway_fm import default_stall
 from .refine.heap import heap_pop, heap_set
+from .refine.kway_fm import default_stall
 from .refine.packing import heaviest_first, pack_decreasing
 
 # ---- tunables -------------------------------------------------------------------------
@@ -130,59 +131,11 @@ def _heavy_edge_matching(indptr, indices, ewgt, vwgt, order, cap):
     return cmap, nc
 
 
-@njit(cache=True)
-def _contract_kernel(indptr, indices, ewgt, vwgt, cmap, nc):
-    """CSR of the coarse graph C = P^T A P (P: the 0/1 map fine -> coarse), diagonal dropped.
-
-    Members of each coarse vertex are gathered by a counting sort; their rows are merged
-    with a dense slot array (slot[c] = position of coarse neighbour c in the current row),
-    so each fine entry is touched once and rows come out in first-seen order, then sorted.
-    """
-    n = indptr.shape[0] - 1
-    first = np.zeros(nc + 1, dtype=np.int64)
-    for v in range(n):
-        first[cmap[v] + 1] += 1
-    for c in range(nc):
-        first[c + 1] += first[c]
-    members = np.empty(n, dtype=np.int64)
-    fill = first[:-1].copy()
-    for v in range(n):
-        members[fill[cmap[v]]] = v
-        fill[cmap[v]] += 1
-    cvwgt = np.zeros(nc, dtype=np.float64)
-    cindptr = np.zeros(nc + 1, dtype=np.int64)
-    cindices = np.empty(indices.shape[0], dtype=np.int64)
-    cewgt = np.empty(indices.shape[0], dtype=np.float64)
-    slot = np.full(nc, -1, dtype=np.int64)
-    top = 0
-    for c in range(nc):
-        start = top
-        for i in range(first[c], first[c + 1]):
-            v = members[i]
-            cvwgt[c] += vwgt[v]
-            for e in range(indptr[v], indptr[v + 1]):
-                d = cmap[indices[e]]
-                if d == c:
-                    continue
-                if slot[d] < 0:
-                    slot[d] = top
-                    cindices[top] = d
-                    cewgt[top] = 0.0
-                    top += 1
-                cewgt[slot[d]] += ewgt[e]
-        order = np.argsort(cindices[start:top])
-        cindices[start:top] = cindices[start:top][order]
-        cewgt[start:top] = cewgt[start:top][order]
-        for j in range(start, top):
-            slot[cindices[j]] = -1
-        cindptr[c + 1] = top
-    return cindptr, cindices[:top].copy(), cewgt[:top].copy(), cvwgt
-
-
 def _contract(arrays, cmap, nc):
-    """Host arrays of the coarse graph C = P^T A P, diagonal dropped (compiled: these graphs
-    are small and many, so sparse-matrix products would be mostly call overhead)."""
-    return _contract_kernel(*arrays, cmap, nc)
+    """Host arrays of the coarse graph C = P^T A P, diagonal dropped (the compiled kernel of
+    coarsen.contract: these graphs are small and many, so whole-array ops would be mostly
+    call overhead)."""
+    return contract_arrays(arrays, cmap, nc)
 
 
 def _hierarchy(sub, rng):

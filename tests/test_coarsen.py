@@ -1,4 +1,7 @@
 """Tests for coarsening: mapping, contraction invariants, two-hop pairing, hierarchy, cluster coarsening."""
+import importlib
+from pathlib import Path
+
 import networkx as nx
 import numpy as np
 import pytest
@@ -101,6 +104,65 @@ def test_contract_float_weights_and_empty():
     assert c.n == 2 and c.m == 0 and c.vwgt.tolist() == [2, 1]
 
 
+def assert_same_graph(a, b):
+    for name in ("indptr", "indices", "ewgt", "vwgt"):
+        x, y = getattr(a, name), getattr(b, name)
+        assert x.dtype == y.dtype and np.array_equal(x, y), name
+
+
+@settings(max_examples=80, deadline=None)
+@given(weighted_graphs(), st.data())
+def test_contraction_kernel_equals_whole_array_formulation(g, data):
+    """The CPU's compiled contraction == the GPU's sort + segmented sum (run on numpy), for
+    any mapping (groups need not be matched pairs; coarse vertices may have no members)."""
+    nc = data.draw(st.integers(1, g.n + 2))
+    mapping = np.array(data.draw(st.lists(st.integers(0, nc - 1), min_size=g.n, max_size=g.n)),
+                       dtype=np.int64)
+    assert_same_graph(contract(g, mapping, nc, method="kernel"), contract(g, mapping, nc, method="xp"))
+
+
+@pytest.mark.parametrize("spec", ["delaunay:5000", "ba:3000:4"])
+def test_parallel_contraction_equals_whole_array_formulation(spec, monkeypatch):
+    # ba: hubs, whose coarse rows are longer than the insertion-sort limit
+    contract_module = importlib.import_module("matchpart.coarsen.contract")  # not the function
+    g = load_graph(spec)
+    monkeypatch.setattr(contract_module, "PARALLEL_MIN_ENTRIES", 0)
+    monkeypatch.setattr(contract_module, "PARALLEL_MIN_THREADS", 0)
+    for nc in (g.n // 2, g.n // 8):
+        mapping = np.random.default_rng(nc).integers(0, nc, g.n)
+        assert_same_graph(contract(g, mapping, nc, method="kernel"), contract(g, mapping, nc, method="xp"))
+
+
+_THREADS_SCRIPT = """
+import hashlib, importlib, numpy as np
+cm = importlib.import_module("matchpart.coarsen.contract")
+cm.PARALLEL_MIN_ENTRIES = cm.PARALLEL_MIN_THREADS = 0  # contract_arrays: 1 chunk with 1 thread, 2 with 2
+from matchpart.io import load_graph
+g = load_graph("ba:4000:5")
+mapping = np.random.default_rng(1).integers(0, 900, g.n)
+arrays = (g.indptr, g.indices, g.ewgt.astype(np.float64) / 3, g.vwgt)
+h = hashlib.sha256()
+for out in (cm._contract_parallel(*arrays, mapping, 900, 3), cm.contract_arrays(arrays, mapping, 900)):
+    for a in out:
+        h.update(a.tobytes())
+print(h.hexdigest())
+"""
+
+
+def test_parallel_contraction_does_not_depend_on_the_thread_count():
+    import os
+    import subprocess
+    import sys
+    root = str(Path(__file__).resolve().parent.parent)
+    out = []
+    for threads in ("1", "2"):
+        env = dict(os.environ, NUMBA_NUM_THREADS=threads, PYTHONPATH=root)
+        run = subprocess.run([sys.executable, "-c", _THREADS_SCRIPT], env=env, capture_output=True,
+                             text=True, check=True)
+        out.append(run.stdout.split()[-1])
+    assert out[0] == out[1]
+
+
 @settings(max_examples=40, deadline=None)
 @given(weighted_graphs(), st.integers(0, 100), st.integers(2, 12))
 def test_two_hop_pairs_share_a_neighbour_and_respect_cap(g, seed, cap):
@@ -117,6 +179,24 @@ def test_two_hop_pairs_share_a_neighbour_and_respect_cap(g, seed, cap):
         assert (na & nb) or (not na and not nb)  # common neighbour, or both isolated
     mapping, nc = mapping_from_matching(new, CPU)
     revalidate(contract(g, mapping, nc))
+
+
+@settings(max_examples=60, deadline=None)
+@given(weighted_graphs(), st.integers(0, 100), st.integers(2, 12), st.integers(0, 3))
+def test_two_hop_kernel_equals_whole_array_formulation(g, seed, cap, blocks):
+    mate = greedy_mate(g, seed)
+    block = np.random.default_rng(seed).integers(0, blocks, g.n) if blocks else None
+    got = two_hop_pairs(g, mate, cap, seed=seed, block=block, method="kernel")
+    want = two_hop_pairs(g, mate, cap, seed=seed, block=block, method="xp")
+    assert np.array_equal(got, want)
+
+
+def test_two_hop_kernel_equals_whole_array_formulation_on_hubs():
+    g = load_graph("ba:3000:2")
+    mate = run_matcher("local_max", g, seed=1).mate
+    for seed in range(3):
+        assert np.array_equal(two_hop_pairs(g, mate, 40, seed=seed, method="kernel"),
+                              two_hop_pairs(g, mate, 40, seed=seed, method="xp"))
 
 
 def test_star_graph_coarsens_past_the_stall():

@@ -270,6 +270,8 @@ def test_red_blue_independent_of_rounds_per_check(name, monkeypatch):
     # the GPU compacts every 4 rounds, the CPU every round: the matching must not change
     import matchpart.matchers.red_blue as rb
     g = delaunay_graph(3000, seed=8)
+    if hasattr(rb, "CPU_KERNEL"):  # the whole-array rounds, not the compiled kernel
+        monkeypatch.setattr(rb, "CPU_KERNEL", False)
     ref = run_matcher(name, g, seed=2)
     monkeypatch.setitem(rb.ROUNDS_PER_CHECK, "cpu", 4)
     batched = run_matcher(name, g, seed=2)

@@ -7,11 +7,16 @@ up in the same block anyway in any good partition.
 """
 from __future__ import annotations
 
+import numpy as np
+from numba import njit
+
+from ..backend import rng as _rng
+
 # Hash-RNG stream for the tie-break between equally heavy hub candidates.
 HUB_STREAM = 0x2409
 
 
-def two_hop_pairs(graph, mate, max_vertex_weight, *, seed=0, block=None):
+def two_hop_pairs(graph, mate, max_vertex_weight, *, seed=0, block=None, method="auto"):
     """Extend ``mate`` by pairing unmatched vertices with a common heaviest neighbour.
 
     Every unmatched vertex picks its heaviest incident edge's neighbour as its hub (ties:
@@ -20,7 +25,9 @@ def two_hop_pairs(graph, mate, max_vertex_weight, *, seed=0, block=None):
     (lightest first, so pairs stay small); a pair heavier than ``max_vertex_weight`` is
     left unpaired. ``block`` (optional, per vertex) gives isolated vertices one virtual hub
     per block, so with a graph holding only intra-block edges every pair stays in a block.
-    Returns a new mate array (pairs need not be edges).
+    Returns a new mate array (pairs need not be edges). ``method``: "kernel" (CPU, compiled,
+    one pass plus a counting sort by hub), "xp" (whole-array, any backend) or "auto"
+    (kernel on the CPU); both give the same pairs.
     """
     be = graph.backend
     xp = be.xp
@@ -28,6 +35,15 @@ def two_hop_pairs(graph, mate, max_vertex_weight, *, seed=0, block=None):
     mate = be.to_device(mate).astype(xp.int64, copy=True)
     if n == 0:
         return mate
+    if method == "auto":
+        method = "xp" if be.is_gpu else "kernel"
+    if method == "kernel":
+        blk = np.zeros(0, dtype=np.int64) if block is None else np.asarray(block, dtype=np.int64)
+        _two_hop_kernel(graph.indptr, graph.indices, graph.ewgt, graph.vwgt.astype(np.float64), mate,
+                        float(max_vertex_weight), np.uint64(_rng.stream_key(seed, HUB_STREAM)), blk)
+        return mate
+    if method != "xp":
+        raise ValueError(f"method must be 'auto', 'kernel' or 'xp', got {method!r}")
     free = mate < 0
     # heaviest edge per row with a random low-order tie-break packed into an int64 key
     if graph.m:
@@ -65,3 +81,52 @@ def two_hop_pairs(graph, mate, max_vertex_weight, *, seed=0, block=None):
     mate[b] = a
     return mate
 
+
+
+@njit(cache=True)
+def _two_hop_kernel(indptr, indices, ewgt, vwgt, mate, cap, key, block):
+    # the whole-array version step by step: hub = the neighbour across the first entry of
+    # maximal (weight, hash >> 1) (comparing weights is comparing their dense ranks); then
+    # the free vertices in order of (hub, weight, id) by a counting sort on the hub and a
+    # stable sort on the weight within each hub's group; then consecutive pairs
+    n = mate.shape[0]
+    virtual = n + (block.max() + 1 if block.shape[0] else 1)  # hub ids n.. are virtual hubs
+    hub = np.empty(n, dtype=np.int64)
+    size = np.zeros(virtual + 1, dtype=np.int64)
+    free = 0
+    for v in range(n):
+        if mate[v] >= 0:
+            continue
+        free += 1
+        start, stop = indptr[v], indptr[v + 1]
+        if start == stop:
+            hub[v] = n + block[v] if block.shape[0] else n
+        else:
+            best, bw, bh = start, ewgt[start], _rng.hash32_at(start, key) >> np.uint32(1)
+            for e in range(start + 1, stop):
+                h = _rng.hash32_at(e, key) >> np.uint32(1)
+                if ewgt[e] > bw or (ewgt[e] == bw and h > bh):
+                    best, bw, bh = e, ewgt[e], h
+            hub[v] = indices[best]
+        size[hub[v] + 1] += 1
+    if free < 2:
+        return
+    for c in range(virtual):
+        size[c + 1] += size[c]
+    cand = np.empty(free, dtype=np.int64)
+    fill = size[:-1].copy()
+    for v in range(n):  # increasing id within each group
+        if mate[v] < 0:
+            cand[fill[hub[v]]] = v
+            fill[hub[v]] += 1
+    for c in range(virtual):
+        lo, hi = size[c], size[c + 1]
+        if hi - lo < 2:
+            continue
+        group = cand[lo:hi]
+        group[:] = group[np.argsort(vwgt[group], kind="mergesort")]  # stable: ties by id
+        for i in range(0, hi - lo - 1, 2):
+            a, b = group[i], group[i + 1]
+            if vwgt[a] + vwgt[b] <= cap:
+                mate[a] = b
+                mate[b] = a

@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 
 @dataclass
@@ -31,9 +32,11 @@ class Matching:
         be = graph.backend
         xp = be.xp
         mate = be.to_device(mate).astype(xp.int64, copy=False)
-        rows = be.row_ids(graph.indptr, graph.indices.shape[0])
-        hit = mate[rows] == graph.indices
-        w = graph.ewgt[hit].sum()
+        if be.is_gpu or mate.shape != (graph.n,):  # (a wrong shape raises here)
+            rows = be.row_ids(graph.indptr, graph.indices.shape[0])
+            w = graph.ewgt[mate[rows] == graph.indices].sum()
+        else:  # the same matched entries in the same order, gathered in one compiled pass
+            w = _matched_entry_weights(graph.indptr, graph.indices, graph.ewgt, mate).sum()
         weight = w.item() // 2 if graph.ewgt.dtype.kind in "iu" else w.item() / 2
         card = int((mate >= 0).sum().item()) // 2
         stats = dict(stats or {})
@@ -51,6 +54,21 @@ class Matching:
         mate = self.to_host()
         u = np.flatnonzero(mate > np.arange(mate.shape[0]))
         return np.stack([u, mate[u]], axis=1)
+
+
+@njit(cache=True)
+def _matched_entry_weights(indptr, indices, ewgt, mate):
+    """ewgt[mate[row] == col] in CSR order (numpy then sums it exactly as it sums the mask)."""
+    out = np.empty(ewgt.shape[0], dtype=ewgt.dtype)
+    k = 0
+    for v in range(indptr.shape[0] - 1):
+        if mate[v] < 0:
+            continue
+        for e in range(indptr[v], indptr[v + 1]):
+            if indices[e] == mate[v]:
+                out[k] = ewgt[e]
+                k += 1
+    return out[:k]
 
 
 def matching_problems(graph, mate):

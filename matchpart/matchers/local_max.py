@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
+from ..backend import get as get_backend
+from ..backend import rng as _rng
 from .base import Matching
-from .ratings import edge_ratings
+from .ratings import edge_ratings, upper_edge_ratings
 from .registry import register
 
 # Hash-RNG stream of round r is STREAM_BASE + r; a base of its own keeps local max's
@@ -31,6 +34,10 @@ GREEDY_TAIL_AFTER = 50
 # the CPU a sync is free and compacting every round saves work. The matching does not
 # depend on the batch size (same keys, same winners), only the work does.
 ROUNDS_PER_CHECK = {"cpu": 1, "gpu": 4}
+# On the CPU the rounds run as one compiled kernel (_local_max_kernel: the same rounds, keys
+# and tie-breaks, so the same matching and stats); the whole-array rounds are the GPU's
+# formulation. Tests switch this off to run the whole-array rounds on numpy and compare.
+CPU_KERNEL = True
 
 
 def undirected_edges(graph, be):
@@ -130,12 +137,168 @@ def local_max_rounds(n, eu, ev, rank, *, seed, be):
         eu, ev, eid, shifted = eu[keep], ev[keep], eid[keep], shifted[keep]
     counts = be.to_host(xp.stack(matched_counts)) if matched_counts else np.zeros(0, dtype=np.int64)
     left = be.to_host(xp.stack(alive_counts)) if alive_counts else np.zeros(0, dtype=np.int64)
+    return mate_ext[:n], _round_stats(counts, left, n, m, tail)
+
+
+def _round_stats(counts, left, n, m, tail):
+    """Stats from the per-round numbers of matched vertices and of edges left alive."""
     # rounds that started with alive edges; trailing no-op rounds of the last batch don't count
     used = int(np.flatnonzero(counts > 0).max() + 1) if (counts > 0).any() else 0
     fractions = (np.cumsum(counts[:used]) / n).tolist() if n else []
     edges_left = (left[:used] / m).tolist() if m else []
-    return mate_ext[:n], {"rounds": used, "matched_fraction": fractions, "edges_left": edges_left,
-                          "greedy_tail_edges": tail}
+    return {"rounds": used, "matched_fraction": fractions, "edges_left": edges_left,
+            "greedy_tail_edges": tail}
+
+
+def local_max_rounds_cpu(n, eu, ev, rating, *, seed):
+    """``local_max_rounds`` as one compiled kernel (host arrays): the same rounds, keys and
+    tie-breaks, so the same mate and stats. ``rating`` may be the ratings themselves: the
+    kernel only compares them, and comparing ratings is comparing their dense ranks."""
+    m = eu.shape[0]
+    keys = np.array([_rng.stream_key(seed, STREAM_BASE + r) for r in range(1, GREEDY_TAIL_AFTER + 1)],
+                    dtype=np.uint64)
+    mate = np.full(n, -1, dtype=np.int64)
+    # the rounds stream their edge arrays through memory: 32-bit ids halve the traffic
+    ids = np.int32 if max(n, m) < 2**31 else np.int64
+    rounds, counts, left, eu, ev, eid, order = _local_max_kernel(
+        np.asarray(eu, dtype=ids), np.asarray(ev, dtype=ids), order_keys(rating), keys, mate)
+    counts, left = counts[:rounds], left[:rounds]
+    tail = 0
+    if eu.shape[0]:  # GREEDY_TAIL_AFTER rounds were not enough: finish greedily (see there)
+        tail = eu.shape[0]
+        key = (rating_ranks(order, np).astype(np.uint64) << np.uint64(RANK_SHIFT)) \
+            | _rng.hash32(np, seed, STREAM_BASE + rounds + 1, eid).astype(np.uint64)
+        wu, wv = _greedy_tail(eu, ev, key, eid.astype(np.uint64), n, get_backend("cpu"))
+        mate[wu] = wv
+        mate[wv] = wu
+        counts = np.append(counts, 2 * wu.shape[0])
+        left = np.append(left, 0)
+    return mate, _round_stats(counts, left, n, m, tail)
+
+
+def order_keys(values):
+    """uint64 keys that order like ``values`` (equal values, equal keys), so a kernel compares
+    one integer type: the IEEE bit pattern of a float with its sign handled (-0.0 becomes
+    +0.0 first); ranks of the values when they hold NaN (as the whole-array rounds use)."""
+    values = np.asarray(values)
+    if values.dtype.kind == "f":
+        keys, has_nan = _float_order_keys(np.ascontiguousarray(values, dtype=np.float64))
+        return rating_ranks(values, np).astype(np.uint64) if has_nan else keys
+    return values.astype(np.int64).view(np.uint64) ^ np.uint64(1 << 63)
+
+
+@njit(cache=True)
+def _float_order_keys(values):
+    # one pass (the whole-array version took five over the edge list)
+    sign = np.uint64(1 << 63)
+    bits = (values + 0.0).view(np.uint64)  # + 0.0 turns -0.0 into +0.0
+    keys = np.empty(values.shape[0], dtype=np.uint64)
+    for i in range(values.shape[0]):
+        if np.isnan(values[i]):
+            return keys, True
+        b = bits[i]
+        keys[i] = ~b if b & sign else b | sign
+    return keys, False
+
+
+# The kernel's per-vertex record is two uint64: the best key of the round so far, and
+# (its hash << 32) | state, state = the round + 1 that set it, or _MATCHED. A round touches
+# each endpoint's record a few times, and on large graphs each touch of a random endpoint
+# is a cache miss: one 16-byte record per vertex makes it one miss, and keeps a million
+# vertices' records (with the candidate ids beside them) within a 32 MiB L3 cache.
+_MATCHED = np.uint64(0xFFFFFFFF)
+_LOW32 = np.uint64(0xFFFFFFFF)
+
+
+@njit(cache=True)
+def _offer(rec, x, o, hi, stamp):
+    """Make edge key (o, hi) the best of vertex x if it beats the best of this round
+    (``stamp``) so far.
+
+    Written without branches: the outcome is a coin flip, and a mispredicted branch would
+    also stall the next edges' record loads, which are cache misses on large graphs.
+    """
+    hi = np.uint64(hi)
+    bk, bs = rec[2 * x], rec[2 * x + 1]
+    better = ((bs & _LOW32) != stamp) | (o > bk) | ((o == bk) & (hi > (bs >> np.uint64(32))))
+    rec[2 * x] = o if better else bk
+    rec[2 * x + 1] = ((hi if better else bs >> np.uint64(32)) << np.uint64(32)) | stamp
+
+
+@njit(cache=True)
+def _local_max_kernel(eu, ev, order, round_keys, mate):
+    """Rounds 1..len(round_keys) of local max on the edge list (eu, ev) with uint64 ``order``
+    keys of the ratings; fills ``mate``. Returns (rounds run, matched vertices per round,
+    edges alive after each round, and the edges still alive: eu, ev, edge id, order).
+
+    A round keys every alive edge by (order, hash32(edge id)) compared lexicographically,
+    as the whole-array rounds compare (rank << 32) | hash; then keeps the edges whose key
+    is the maximum at both endpoints, resolves equal keys by the smallest edge id per vertex,
+    and matches the winners. The next round's first pass drops the edges of matched
+    vertices while it keys the rest, so a round costs O(alive edges), never O(n).
+    """
+    n = mate.shape[0]
+    m = eu.shape[0]
+    eu, ev, order = eu.copy(), ev.copy(), order.copy()
+    eid = np.arange(m).astype(eu.dtype)
+    h = np.empty(m, dtype=np.uint32)
+    cand = np.empty(m, dtype=np.bool_)
+    rec = np.zeros(2 * n, dtype=np.uint64)
+    # smallest candidate edge id per vertex, as (round + 1) << 32 | id: entries of earlier
+    # rounds are stale, so only candidates' endpoints are written (no reset pass)
+    first = np.zeros(n, dtype=np.uint64)
+    max_rounds = round_keys.shape[0]
+    counts = np.zeros(max_rounds, dtype=np.int64)
+    left = np.zeros(max_rounds, dtype=np.int64)
+    alive = m
+    rounds = 0
+    while True:
+        # drop edges with a matched endpoint; key the others and keep each endpoint's best
+        key = round_keys[min(rounds, max_rounds - 1)] if max_rounds else np.uint64(0)
+        stamp = np.uint64(rounds + 1)
+        kept = 0
+        for i in range(alive):
+            u, v = eu[i], ev[i]
+            if (rec[2 * u + 1] & _LOW32) == _MATCHED or (rec[2 * v + 1] & _LOW32) == _MATCHED:
+                continue
+            o = order[i]
+            hi = _rng.hash32_at(eid[i], key)
+            h[kept] = hi
+            if kept != i:  # nothing moves until an edge is dropped: skip those writes
+                eu[kept], ev[kept], eid[kept], order[kept] = u, v, eid[i], o
+            kept += 1
+            _offer(rec, u, o, hi, stamp)
+            _offer(rec, v, o, hi, stamp)
+        alive = kept
+        if rounds:
+            left[rounds - 1] = alive
+        if alive == 0 or rounds == max_rounds:
+            break
+        for i in range(alive):  # candidates: best at both ends; smallest candidate id per vertex
+            u, v = eu[i], ev[i]
+            o, hs = order[i], np.uint64(h[i]) << np.uint64(32)
+            # u first: the edges are sorted by u, so u's record is at hand, and few edges are
+            # u's best; only those read v's record (a cache miss on large graphs)
+            c = o == rec[2 * u] and hs == (rec[2 * u + 1] & ~_LOW32) \
+                and o == rec[2 * v] and hs == (rec[2 * v + 1] & ~_LOW32)
+            cand[i] = c
+            if c:
+                e = (stamp << np.uint64(32)) | np.uint64(eid[i])
+                first[u] = e if first[u] >> np.uint64(32) != stamp else min(first[u], e)
+                first[v] = e if first[v] >> np.uint64(32) != stamp else min(first[v], e)
+        won = 0
+        for i in range(alive):
+            e = (stamp << np.uint64(32)) | np.uint64(eid[i])
+            if cand[i] and first[eu[i]] == e and first[ev[i]] == e:
+                u, v = eu[i], ev[i]
+                mate[u] = v
+                mate[v] = u
+                rec[2 * u + 1] |= _MATCHED
+                rec[2 * v + 1] |= _MATCHED
+                won += 2
+        counts[rounds] = won
+        rounds += 1
+    return rounds, counts, left, eu[:alive], ev[:alive], eid[:alive], order[:alive]
 
 
 def _greedy_tail(eu, ev, key, eid, nv, be):
@@ -151,6 +314,11 @@ def _greedy_tail(eu, ev, key, eid, nv, be):
     return be.to_device(u), be.to_device(mate[u])
 
 
+def _check_edge_count(ratings):
+    if ratings.shape[0] >= 2 ** 32:
+        raise ValueError("local_max supports fewer than 2**32 undirected edges")
+
+
 @register("local_max",
           description="local max: match edges heavier than all incident alive edges, repeat (maximal, 1/2-approx)",
           paper="001_bd35ca2a1a8d7ddc (Birn et al., local max)",
@@ -160,9 +328,13 @@ def local_max(graph, *, rating="weight", seed=0, backend=None):
     random perturbation) at both endpoints is matched and its endpoints' edges removed."""
     be = backend or graph.backend
     xp = be.xp
-    eu, ev, entry = undirected_edges(graph, be)
-    rank = rating_ranks(edge_ratings(graph, rating)[entry], xp)
-    if rank.shape[0] >= 2 ** 32:
-        raise ValueError("local_max supports fewer than 2**32 undirected edges")
-    mate, stats = local_max_rounds(graph.n, eu, ev, rank, seed=seed, be=be)
+    if CPU_KERNEL and not be.is_gpu:
+        eu, ev, ratings = upper_edge_ratings(graph, rating)
+        _check_edge_count(ratings)
+        mate, stats = local_max_rounds_cpu(graph.n, eu, ev, ratings, seed=seed)
+    else:
+        eu, ev, entry = undirected_edges(graph, be)
+        ratings = edge_ratings(graph, rating)[entry]
+        _check_edge_count(ratings)
+        mate, stats = local_max_rounds(graph.n, eu, ev, rating_ranks(ratings, xp), seed=seed, be=be)
     return Matching.from_mate(graph, mate, stats=stats)

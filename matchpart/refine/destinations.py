@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..backend import rng as _rng
+from ..backend.rng import hash32_at, stream_key
 
 _STREAM_TIES = 0x5EB1      # default hash stream for ties between equally connected destination blocks
 
@@ -39,49 +39,6 @@ def gather_rows(graph, vertices):
     return entries, local
 
 
-_GOLDEN = np.uint64(_rng._GOLDEN)
-_MIX1 = np.uint64(_rng._MIX1)
-_MIX2 = np.uint64(_rng._MIX2)
-
-
-_STREAM_MUL = np.uint64(_rng._STREAM)
-
-
-def hash_key(seed, stream):
-    """The per-(seed, stream) key of ``backend.rng.hash64``, so kernels hash identically."""
-    m = _rng._M64
-    return np.uint64(_rng._mix64_int((_rng._mix64_int((int(seed) + 1) * _rng._GOLDEN & m)
-                                      + (int(stream) + 1) * _rng._STREAM) & m))
-
-
-@njit(cache=True)
-def _mix64_nb(x):
-    x = x ^ (x >> np.uint64(30))
-    x = x * _MIX1
-    x = x ^ (x >> np.uint64(27))
-    x = x * _MIX2
-    return x ^ (x >> np.uint64(31))
-
-
-@njit(cache=True)
-def hash_key_nb(seed, stream):
-    """hash_key inside a kernel (wrapping uint64 arithmetic, as the Python ints masked to 64 bits)."""
-    s = _mix64_nb((np.uint64(seed) + np.uint64(1)) * _GOLDEN)
-    return _mix64_nb(s + (np.uint64(stream) + np.uint64(1)) * _STREAM_MUL)
-
-
-@njit(cache=True)
-def hash64_nb(counter, key):
-    """backend.rng.hash64 of one counter under a key from hash_key / hash_key_nb."""
-    return _mix64_nb(np.uint64(counter) * _GOLDEN + key)
-
-
-@njit(cache=True)
-def hash32_nb(counter, key):
-    """backend.rng.hash32 of one counter (the high half of hash64_nb)."""
-    return hash64_nb(counter, key) >> np.uint64(32)
-
-
 @njit(cache=True)
 def vertex_destination(v, indptr, indices, ewgt, parts, k, act, allowed, key, acc, touched):
     """One row of best_destinations: (dest, conn_dest, conn_own, weight to other blocks) of v.
@@ -108,7 +65,7 @@ def vertex_destination(v, indptr, indices, ewgt, parts, k, act, allowed, key, ac
         return -1, 0.0, co, out
     best = touched[0]
     best_c = acc[best]
-    best_h = hash32_nb(v * k + best, key)
+    best_h = hash32_at(v * k + best, key)
     acc[best] = 0
     for t in range(1, nt):
         b = touched[t]
@@ -116,7 +73,7 @@ def vertex_destination(v, indptr, indices, ewgt, parts, k, act, allowed, key, ac
         acc[b] = 0
         if c < best_c:
             continue
-        h = hash32_nb(v * k + b, key)
+        h = hash32_at(v * k + b, key)
         if c > best_c or h < best_h or (h == best_h and b < best):
             best, best_c, best_h = b, c, h
     return best, best_c, co, out
@@ -201,7 +158,7 @@ def best_destinations(graph, parts, k, active, allowed, *, seed=0, stream=_STREA
         if be.is_gpu:
             raise ValueError("method='numba' runs on the CPU only; use method='xp' for a GPU graph")
         return _best_destinations_nb(graph.indptr, graph.indices, graph.ewgt, parts, int(k),
-                                     active, allowed, hash_key(seed, stream))
+                                     active, allowed, np.uint64(stream_key(seed, stream)))
     if method != "xp":
         raise ValueError(f"method must be 'auto', 'numba' or 'xp', got {method!r}")
     if rows is None:

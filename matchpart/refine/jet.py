@@ -19,11 +19,13 @@ import math
 import numpy as np
 from numba import njit
 
-from .destinations import best_destinations, gather_rows, hash64_nb, hash_key_nb, row_ids, vertex_destination
+from ..backend.rng import hash64_at, stream_key_at
+from .destinations import best_destinations, gather_rows, row_ids, vertex_destination
 from .kway_fm import _has_other_block
 from .rebalance import MAX_ROUNDS as _REBALANCE_ROUNDS
 from .rebalance import rebalance, rebalance_nb
-from .state import host_arrays, bounds_array, device_bounds, block_weights, cast_like, check_partition, host_block_weights, host_overload, overload
+from .state import (block_weights, bounds_array, cast_like, check_partition, device_bounds, host_arrays,
+                    host_block_weights, host_overload, overload)
 
 # Tunables (defaults follow the Jet paper where it gives one)
 MAX_ITERATIONS = 200           # hard cap; patience normally ends the loop far earlier
@@ -164,7 +166,7 @@ def _lp_moves_nb(indptr, indices, ewgt, parts, bnd, nb, dest, conn_dest, conn_ow
         if not cand[v]:
             continue
         gv = conn_dest[v] - conn_own[v]
-        hv = hash64_nb(v, prio_key)
+        hv = hash64_at(v, prio_key)
         new_gain = 0.0
         for e in range(indptr[v], indptr[v + 1]):
             u = indices[e]
@@ -174,7 +176,7 @@ def _lp_moves_nb(indptr, indices, ewgt, parts, bnd, nb, dest, conn_dest, conn_ow
                 if gu > gv:
                     where_u = dest[u]
                 elif gu == gv:
-                    hu = hash64_nb(u, prio_key)
+                    hu = hash64_at(u, prio_key)
                     if hu < hv or (hu == hv and u < v):
                         where_u = dest[u]
             if where_u == dest[v]:
@@ -228,7 +230,7 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
             nb = _extend_boundary(indptr, indices, log, nlog[0], bnd, nb, in_list)
             nlog[0] = 0
         nb, two_cut = _scan(indptr, indices, ewgt, p, k, bnd, nb, in_list, locked,
-                            hash_key_nb(seed, _STREAM_DEST + it), dest, conn_dest, conn_own, acc, touched,
+                            stream_key_at(seed, _STREAM_DEST + it), dest, conn_dest, conn_own, acc, touched,
                             everywhere)
         cut = two_cut / 2
         over = host_overload(bw, maxw)
@@ -245,7 +247,7 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
         for i in range(nm):
             locked[moved[i]] = False
         nm_new = _lp_moves_nb(indptr, indices, ewgt, p, bnd, nb, dest, conn_dest, conn_own, c,
-                              hash_key_nb(seed, _STREAM_PRIORITY + it), cand, moved)
+                              stream_key_at(seed, _STREAM_PRIORITY + it), cand, moved)
         if nm_new == 0 and nm == 0:
             break                            # nothing left to try: a local optimum of this search
         nm = nm_new

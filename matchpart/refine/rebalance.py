@@ -15,8 +15,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .destinations import best_destinations, hash32_nb, hash_key_nb, row_ids, vertex_destination
-from .state import host_arrays, bounds_array, device_bounds, block_weights, cast_like, check_partition, host_block_weights
+from ..backend.rng import hash32_at, stream_key_at
+from .destinations import best_destinations, row_ids, vertex_destination
+from .state import (block_weights, bounds_array, cast_like, check_partition, device_bounds, host_arrays,
+                    host_block_weights)
 
 # Tunables
 MAX_ROUNDS = 256           # a round usually fixes every overweight block (a handful of rounds in
@@ -192,8 +194,8 @@ def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, 
     keys = np.empty((4, nc), dtype=np.float64)      # src, overshoots, loss per weight, tie
     acc = np.zeros(k, dtype=ewgt.dtype)
     touched = np.empty(k, dtype=np.int64)
-    dest_key = hash_key_nb(seed, _STREAM_TIES + 2 * rnd)
-    order_key = hash_key_nb(seed, _STREAM_ORDER + 2 * rnd)
+    dest_key = stream_key_at(seed, _STREAM_TIES + 2 * rnd)
+    order_key = stream_key_at(seed, _STREAM_ORDER + 2 * rnd)
     for i in range(nc):
         v = cand[i]
         d, cd, co, _ = vertex_destination(v, indptr, indices, ewgt, parts, k, True, receivers, dest_key,
@@ -203,7 +205,7 @@ def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, 
         keys[0, i] = parts[v]
         keys[1, i] = 1.0 if w > bw[parts[v]] - maxw[parts[v]] else 0.0   # alone heavier: last resort
         keys[2, i] = np.float64(co - cd) / w
-        keys[3, i] = np.float64(hash32_nb(v, order_key))
+        keys[3, i] = np.float64(hash32_at(v, order_key))
     # 1. each overweight block offers its cheapest vertices until its overload is covered
     o = _lexsort_nb(keys)                            # cand is ascending: positions break ties
     sel = np.empty(nc, dtype=np.int64)
