@@ -12,7 +12,8 @@ from ..errors import MatchpartError
 from ..io import as_graph
 from . import gain_cache as gc
 from .fm2 import fm2_pass
-from .kway_fm import LOCAL_STALL_MOVES, STALL_MOVES_FRACTION, STALL_MOVES_MIN, default_stall, fm_pass, localized_round
+from .kway_fm import (LOCAL_STALL_MOVES, STALL_MOVES_FRACTION, STALL_MOVES_MIN, _has_other_block, default_stall,
+                      fm_pass, localized_round)
 from .least_loss import serial_rebalance
 from .state import host_arrays, host_block_weights, host_cut, host_overload
 
@@ -32,13 +33,28 @@ PAIRWISE_PAIRS_PER_BLOCK = 3
 
 
 @njit(cache=True)
+def _shuffled_boundary(indptr, indices, parts):
+    """The vertices with a neighbour in another block, in a random order (numba's generator)."""
+    n = indptr.shape[0] - 1
+    found = np.empty(n, dtype=np.int64)
+    nb = 0
+    for v in range(n):
+        if _has_other_block(v, indptr, indices, parts):
+            found[nb] = v
+            nb += 1
+    return found[np.random.permutation(nb)]
+
+
+@njit(cache=True)
 def _fm(indptr, indices, ewgt, vwgt, parts, bw, maxw, passes, seed, stall, min_gain, boundary_only,
         local_stall, cache):
     """Up to ``passes`` FM passes; returns (cut, moves, passes done).
 
-    Each pass queues vertices in a random order (it decides ties between equal gains), drawn
-    here from numba's generator seeded with ``seed``: one compiled call, no per-pass arrays
-    from Python. A k-way pass (k > 2) is a global pass followed, when local_stall > 0, by a
+    Each pass queues the boundary vertices (every vertex for a 2-way pass with
+    boundary_only=False) in a random order (it decides ties between equal gains), drawn here
+    from numba's generator seeded with ``seed``: one compiled call, no per-pass arrays from
+    Python. The boundary is found by one scan in vertex order (a scan in random order costs a
+    cache miss per row on large graphs) and then shuffled. A k-way pass (k > 2) is a global pass followed, when local_stall > 0, by a
     round of localized multi-try searches; a 2-way pass is the two-queue pass.
     """
     n = indptr.shape[0] - 1
@@ -47,17 +63,21 @@ def _fm(indptr, indices, ewgt, vwgt, parts, bw, maxw, passes, seed, stall, min_g
     moves = 0
     done = 0
     for p in range(passes):
-        order = np.random.permutation(n)
         before_cut = cut
         before_over = host_overload(bw, maxw)
+        if bw.shape[0] == 2 and not boundary_only:
+            order = np.random.permutation(n)
+        else:
+            order = _shuffled_boundary(indptr, indices, parts)
         if bw.shape[0] == 2:
             cut, kept = fm2_pass(indptr, indices, ewgt, vwgt, parts, bw, maxw, order, stall, cut,
                                  boundary_only)
         else:
             cut, kept = fm_pass(indptr, indices, ewgt, vwgt, parts, bw, maxw, order, stall, cut, cache)
             if local_stall > 0:
-                cut, kept_local = localized_round(indptr, indices, ewgt, vwgt, parts, bw, maxw, order,
-                                                  local_stall, cut, cache)
+                cut, kept_local = localized_round(indptr, indices, ewgt, vwgt, parts, bw, maxw,
+                                                  _shuffled_boundary(indptr, indices, parts), local_stall,
+                                                  cut, cache)
                 kept += kept_local
         moves += kept
         done += 1
