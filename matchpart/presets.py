@@ -48,17 +48,18 @@ PRESETS = {
     # fast: one hierarchy and few tries per bisection, short Jet patience, no FM
     "fast": Preset("fast", coarsen_per_block=20, coarsen_min=160, initial_tries=2, initial_fm_passes=4,
                    jet_patience=4, fm_passes=0, cycles=1, initial_hierarchies=1, initial_pairwise_rounds=0),
-    # default: Jet with the paper's patience plus a cheap compiled FM polish on every level
-    # (global passes only: localized rounds gave 0.899 instead of 0.907 x METIS's cut over the
-    # shared graphs, k = 2, 8, 32, but cost 5-10x the global pass on power-law graphs)
-    # (CPU runs only: on the GPU the V-cycle stays on the device, Jet alone refines)
-    # 4 tries and 2 hierarchies per bisection: 0.900 x METIS's cut over the shared graphs
-    # (k = 2, 8, 32) as with 8 and 3, in two thirds of the time
-    # Jet patience 4: on power-law and random graphs every vertex is on the boundary and Jet
-    # oscillates around its best cut; 12 iterations of patience cost 1.4x the time of 4 for
-    # 0.3% of cut (geometric means over rmat, ba, er, delaunay at 2^14, k = 8, 32)
+    # default: Jet plus one compiled FM pass on every level (CPU runs only: on the GPU the
+    # V-cycle stays on the device and Jet alone refines). Measured choices:
+    # - Jet patience 4, not the paper's 12: on power-law and random graphs every vertex is on
+    #   the boundary and Jet oscillates around its best cut; 12 cost 1.4x the time of 4 for
+    #   0.3% of cut (rmat, ba, er, delaunay at 2^14, k = 8, 32);
+    # - one FM pass: a second gave 0.2% of cut for 1.3x the time (delaunay/rgg 2^16, ba 2^14);
+    # - global FM passes only: localized rounds gave 0.899 instead of 0.907 x METIS's cut over
+    #   the shared graphs (k = 2, 8, 32) for 5-10x the global pass's time on power-law graphs;
+    # - 4 tries and 2 hierarchies per initial bisection: the same cut over the shared graphs
+    #   as 8 and 3, in two thirds of the time.
     "default": Preset("default", coarsen_per_block=20, coarsen_min=160, initial_tries=4,
-                      initial_fm_passes=4, jet_patience=4, fm_passes=2, cycles=1, fm_localized=False,
+                      initial_fm_passes=4, jet_patience=4, fm_passes=1, cycles=1, fm_localized=False,
                       initial_hierarchies=2),
     # strong: more initial tries, FM on the GPU too, the better of two independent runs, then
     # two iterated V-cycles on it (measured on the shared graphs: cycles=2 + vcycles=2 gives
