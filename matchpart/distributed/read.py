@@ -110,11 +110,12 @@ def read_metis(path, comm=None):
     result = None
     with c.collectively():
         result = _parse_range(buf, raw, path, line0, n, has_vsize, has_vwgt, has_ewgt)
-    indptr, cols, ewgt, vwgt, vline, in_order, info = result
+    indptr, cols, ewgt, vwgt, vline, in_order, info, outcome = result
     count = indptr.shape[0] - 1
     first = c.exscan(count)
     total = c.allreduce(count)
     with c.collectively():
+        _check_token_count(outcome, info, buf, line0, first, n, path)
         info[metis._P_VERTEX] += first  # the kernel numbered this range's vertices from 0
         metis._check_entry(info, path, n)
         indptr, cols, ewgt, vwgt, vline = _trim_trailing_blank_lines(first, n, total, indptr, cols, ewgt, vwgt,
@@ -154,13 +155,27 @@ def _parse_range(buf, raw, path, line0, n, has_vsize, has_vwgt, has_ewgt):
                                                            True, indptr, cols, ewgt, vwgt, vline, info)
     if outcome == metis._BAD_TOKEN:
         raise token_error(path, int(info[metis._LINE]), raw[info[metis._START]:info[metis._END]])
-    if outcome == metis._TOKEN_COUNT:
-        raise GraphFormatError(f"a vertex line has {info[metis._TOKENS]} tokens, which does not fit its "
-                               f"header's fmt", path, int(info[metis._LINE]))
     if outcome == metis._EXTRA_LINE:
         raise GraphFormatError(f"more vertex lines than n={n} from the header", path, int(info[metis._LINE]),
                                kind="size")
-    return (indptr[:nv + 1], cols[:nnz], ewgt[:nnz], vwgt[:nv], vline[:nv], in_order, info)
+    return (indptr[:nv + 1], cols[:nnz], ewgt[:nnz], vwgt[:nv], vline[:nv], in_order, info, outcome)
+
+
+def _check_token_count(outcome, info, buf, line0, first, n, path):
+    """A vertex line with the wrong token count is an error, unless it lies past the n-th
+    vertex and everything after it is blank or comments (a file's trailing blank lines,
+    which this rank could not tell from empty vertex lines before the prefix count)."""
+    if outcome != metis._TOKEN_COUNT:
+        return True
+    line = int(info[metis._LINE])
+    if first + int(info[metis._VERTEX]) >= n:
+        ends = np.flatnonzero(buf == 10)
+        start = int(ends[line - line0 - 1]) + 1 if line > line0 else 0
+        rest = bytes(buf[start:]).split(b"\n")
+        if all(not ln.strip() or ln.strip().startswith(b"%") for ln in rest):
+            return False
+    raise GraphFormatError(f"vertex {first + int(info[metis._VERTEX]) + 1} has {info[metis._TOKENS]} tokens, "
+                           "which does not fit the header's fmt", path, line)
 
 
 def _trim_trailing_blank_lines(first, n, total, indptr, cols, ewgt, vwgt, vline, path, hline):
