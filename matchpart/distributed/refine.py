@@ -125,7 +125,11 @@ def rebalance(g, parts, k, lmax, *, seed=0, rounds=REBALANCE_ROUNDS):
         if not over.any():
             break
         ext = g.extended(parts)
-        allowed = bw < lmax
+        # destinations: blocks at most average weight (they exist, and have room for more
+        # than a sliver that would be split between the ranks down to nothing)
+        allowed = (bw < lmax) & (bw <= g.total_vwgt / k)
+        if not allowed.any():
+            allowed = bw < lmax
         active = over[parts]
         dest, cd, co = _destinations(g, ext, k, active, allowed, seed, STREAM_DEST + 997 + rnd)
         # a vertex with no adjacent room goes to the lightest block (loses all its connectivity)
