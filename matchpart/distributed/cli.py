@@ -41,6 +41,9 @@ def cmd_partition(args, out):
         if c.rank != 0:
             return 1          # rank 0 reports it
         raise
+    except Exception as exc:  # noqa: BLE001 - raised on this rank only: the others would wait forever
+        print(f"matchpart: error on rank {c.rank}: {exc.__class__.__name__}: {exc}", file=sys.stderr, flush=True)
+        c.comm.Abort(1)
     if c.rank != 0:
         return 0
     out(f"cut:        {res.cut}")
