@@ -31,7 +31,8 @@ GATHER_MIN = 4000
 # Seeds of the ranks' coarse solves: seed + RANK_SEED_STRIDE * rank (a prime, so the
 # ranks' level seeds do not collide with the single-process run's cycle seeds).
 RANK_SEED_STRIDE = 1_000_003
-MATCHERS = ("local_max",)
+MATCHERS = ("local_max", "karp_sipser")
+COARSENING_MATCHERS = ("local_max",)   # karp_sipser ignores weights: no use for coarsening
 
 
 @dataclass
@@ -43,23 +44,28 @@ class DistributedResult(PartitionResult):
     ranks: int = 1
 
 
-def _check_matcher(matcher):
-    if matcher not in MATCHERS:
-        raise ValueError(f"matcher {matcher!r} has no distributed version; choose one of {', '.join(MATCHERS)}")
+def _check_matcher(matcher, allowed=MATCHERS):
+    if matcher not in allowed:
+        raise ValueError(f"matcher {matcher!r} has no distributed version here; choose one of {', '.join(allowed)}")
 
 
 def match(source, matcher="local_max", *, rating="weight", seed=0, comm=None, root=0):
     """A matching of the distributed graph (path, spec, Graph on rank 0, or DistGraph).
 
     Returns the whole mate array (numpy int64, -1 = unmatched) on ``root``, None elsewhere;
-    it equals ``matchpart.match(graph, matcher, rating=rating, seed=seed).mate``.
+    it equals ``matchpart.match(graph, matcher, rating=rating, seed=seed).mate``. Matchers:
+    "local_max" (seed 001) and "karp_sipser" (seed 002's BSP supersteps; ignores ``rating``).
     """
     c = as_comm(comm)
     with c.collectively():
         _check_matcher(matcher)
     g = load(source, c)
     with c.phase("matching"):
-        mate, _ = local_max(g, rating=rating, seed=seed)
+        if matcher == "karp_sipser":
+            from .karp_sipser import karp_sipser
+            mate, _ = karp_sipser(g, seed=seed)
+        else:
+            mate, _ = local_max(g, rating=rating, seed=seed)
     return g.gather_values(mate, root)
 
 
@@ -123,7 +129,7 @@ def partition(source, k, *, eps=0.03, seed=0, rating="expansion_star2", preset="
     t_start = time.perf_counter()
     c = as_comm(comm)
     with c.collectively():
-        _check_matcher(matcher)
+        _check_matcher(matcher, COARSENING_MATCHERS)
         pre = get_preset(preset)
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
