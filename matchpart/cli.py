@@ -336,7 +336,7 @@ def cmd_partition(args, out):
     from .distributed.launch import launched_world_size
     if launched_world_size() > 1:  # under mpiexec with several ranks: the distributed pipeline
         from .distributed.cli import cmd_partition as distributed_partition
-        return distributed_partition(args, out)
+        return distributed_partition(args, out, check_output=_check_output)
     import matchpart
     from .io import write_partition
     if args.output is not None:

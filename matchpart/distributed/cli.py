@@ -7,20 +7,20 @@ import time
 from .comm import Comm, DistributedError
 
 
-def cmd_partition(args, out):
+def cmd_partition(args, out, check_output=None):
     """The distributed counterpart of cli.cmd_partition (same arguments and output lines).
 
     Every rank runs this; an error on any rank ends all of them with the same message,
-    printed once (by rank 0) and a non-zero exit status everywhere.
+    printed once (by rank 0) and a non-zero exit status everywhere. ``check_output(path,
+    graph=)``: the CLI's check of the output path (passed in: no import back into cli).
     """
     from .api import partition
     c = Comm()
     try:
         source = args.graph
         with c.collectively():
-            if args.output is not None and c.rank == 0:
-                from ..cli import _check_output
-                _check_output(args.output, graph=args.graph)
+            if args.output is not None and c.rank == 0 and check_output is not None:
+                check_output(args.output, graph=args.graph)
             if getattr(args, "device", "auto") == "gpu":
                 raise DistributedError("--device gpu is not supported under mpiexec (the distributed "
                                        "pipeline runs on the CPU)")
