@@ -50,7 +50,7 @@ def entry_ratings(g, rating):
     return w / cc if rating == "expansion_star" else w * w / cc
 
 
-def edge_ids(g):
+def edge_ids(g, mirror):
     """Global id of every local entry's undirected edge: the position of (u, v), u < v, in the
     row-major list of upper entries of the whole graph (local_max.undirected_edges)."""
     c = g.comm
@@ -58,29 +58,32 @@ def edge_ids(g):
     upper = grow < g.cols
     eid = np.full(g.cols.shape[0], -1, dtype=np.int64)
     eid[upper] = c.exscan(int(upper.sum())) + np.arange(int(upper.sum()), dtype=np.int64)
-    # a lower entry (u, v), u > v, takes the id of its mirror (v, u) from v's owner (maybe us)
+    # a lower entry (u, v), u > v, takes the id of its mirror (v, u): here, or from v's owner
+    lower_local = np.flatnonzero(~upper & (mirror >= 0))
+    eid[lower_local] = eid[mirror[lower_local]]
     up_remote = upper & (g.adj >= g.n_local)
     v, u, e = c.exchange(g.owner(g.cols[up_remote]), g.cols[up_remote], grow[up_remote], eid[up_remote])
-    local_up = upper & (g.adj < g.n_local)
-    keys = np.concatenate([grow[local_up] * g.n + g.cols[local_up], u * g.n + v])  # (lo, hi)
-    ids = np.concatenate([eid[local_up], e])
-    order = np.argsort(keys)
-    keys, ids = keys[order], ids[order]
-    lower = np.flatnonzero(~upper)
-    want = g.cols[lower] * g.n + grow[lower]
-    eid[lower] = ids[np.searchsorted(keys, want)]
+    order = np.argsort(u * g.n + v)  # (lo, hi) keys of the mirrors of our remote lower entries
+    keys, ids = (u * g.n + v)[order], e[order]
+    lower = np.flatnonzero(~upper & (mirror < 0))
+    eid[lower] = ids[np.searchsorted(keys, g.cols[lower] * g.n + grow[lower])]
     return eid
 
 
 def _mirrors(g):
-    """For entries whose both ends are own vertices, the index of the reverse entry (else -1)."""
-    nl = g.n_local
+    """For entries whose both ends are own vertices, the index of the reverse entry (else -1).
+
+    Sorting the entries by (row, column) and by (column, row) lists the same pairs in the
+    same order (the local adjacency is symmetric), so the two orders pair every entry with
+    its mirror: two sorts instead of a search per entry.
+    """
+    nl = max(g.n_local, 1)
     mirror = np.full(g.cols.shape[0], -1, dtype=np.int64)
-    local = np.flatnonzero(g.adj < nl)
-    key = g.rows[local] * max(nl, 1) + g.adj[local]
-    order = np.argsort(key)
-    want = g.adj[local] * max(nl, 1) + g.rows[local]
-    mirror[local] = local[order[np.searchsorted(key[order], want)]]
+    local = np.flatnonzero(g.adj < g.n_local)
+    r, col = g.rows[local], g.adj[local]
+    by_row = local[np.argsort(r * nl + col, kind="stable")]
+    by_col = local[np.argsort(col * nl + r, kind="stable")]
+    mirror[by_row] = by_col
     return mirror
 
 
@@ -91,8 +94,8 @@ def local_max(g, *, rating="weight", seed=0, cap=None):
     c = g.comm
     nl = g.n_local
     rate = entry_ratings(g, rating)
-    eid = edge_ids(g)
     mirror = _mirrors(g)
+    eid = edge_ids(g, mirror)
     cross = g.adj >= nl
     sends_to = np.repeat(np.arange(c.size), g.send_counts)  # rank of each send-list slot
     mate = np.full(nl, -1, dtype=np.int64)
