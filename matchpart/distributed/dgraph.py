@@ -59,6 +59,7 @@ class DistGraph:
         self.ghost_counts = np.bincount(owner, minlength=self.comm.size)
         wanted, self.send_counts = self.comm.alltoallv(self.ghosts, self.ghost_counts)
         self.send_idx = wanted - self.first
+        self._sends_to = np.repeat(np.arange(self.comm.size), self.send_counts)  # rank of each slot
 
     def owner(self, gids):
         """Rank owning each global vertex id."""
@@ -68,6 +69,16 @@ class DistGraph:
         """Values of the ghosts from their owners' per-own-vertex array ``values``."""
         recv, _ = self.comm.alltoallv(np.asarray(values)[self.send_idx], self.send_counts)
         return recv
+
+    def ghost_updates(self, changed, *columns):
+        """Send the values of the own vertices flagged in ``changed`` (bool per own vertex) to
+        the ranks holding them as ghosts; returns (local indices of the updated ghosts,
+        n_local + j, then the received columns). Cost: the changed boundary vertices only."""
+        slots = np.flatnonzero(changed[self.send_idx])
+        local = self.send_idx[slots]
+        got = self.comm.exchange(self._sends_to[slots], local + self.first,
+                                 *(np.asarray(col)[local] for col in columns))
+        return (self.n_local + np.searchsorted(self.ghosts, got[0]), *got[1:])
 
     def extended(self, values):
         """``values`` of the own vertices followed by those of the ghosts (index by ``adj``)."""

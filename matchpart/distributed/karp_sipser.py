@@ -43,7 +43,6 @@ def karp_sipser(g, *, seed=0):
     ghost_entries = np.flatnonzero(g.adj >= nl)
     by_ghost = ghost_entries[np.argsort(g.adj[ghost_entries], kind="stable")]
     ghost_ptr = np.searchsorted(g.adj[by_ghost], np.arange(nl, nl + g.ghosts.shape[0] + 1))
-    sends_to = np.repeat(np.arange(c.size), g.send_counts)
     asks = np.full(nl, -1, dtype=np.int64)
     rounds = d1 = rand = 0
     fractions = []
@@ -75,12 +74,10 @@ def karp_sipser(g, *, seed=0):
         # unavailability: newly matched own vertices to the ranks that hold them as ghosts
         announced = np.zeros(nl, dtype=bool)
         announced[newly] = True
-        slots = np.flatnonzero(announced[g.send_idx])
-        dest = sends_to[slots]
-        words["unavailability"] += int((dest != c.rank).sum())
-        (gone,) = c.exchange(dest, g.send_idx[slots] + g.first)
-        ghost_gone = np.searchsorted(g.ghosts, gone)
-        free_ext[nl + ghost_gone] = False
+        words["unavailability"] += int(announced[g.send_idx].sum())   # send lists hold other ranks only
+        (gone,) = g.ghost_updates(announced)
+        free_ext[gone] = False
+        ghost_gone = gone - nl
         # every own neighbour y of a newly matched x (own or ghost) loses x as a free neighbour
         pos, _ = _CPU.ranges(g.indptr[newly], g.indptr[newly + 1] - g.indptr[newly])
         pos = pos[g.adj[pos] < nl]

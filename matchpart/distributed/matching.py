@@ -97,11 +97,9 @@ def local_max(g, *, rating="weight", seed=0, cap=None):
     mirror = _mirrors(g)
     eid = edge_ids(g, mirror)
     cross = g.adj >= nl
-    sends_to = np.repeat(np.arange(c.size), g.send_counts)  # rank of each send-list slot
     mate = np.full(nl, -1, dtype=np.int64)
     matched = np.zeros(nl + g.ghosts.shape[0], dtype=bool)   # own vertices, then ghosts
     live = np.arange(g.cols.shape[0], dtype=np.int64)        # alive entries, row-sorted
-    told = np.zeros(g.send_idx.shape[0], dtype=bool)          # send-list slots already reported
     rounds = 0
     fractions = []
     while True:
@@ -149,10 +147,10 @@ def local_max(g, *, rating="weight", seed=0, cap=None):
         mate[rows[w]] = g.gid[adj[w]]
         matched[rows[w]] = True
         matched[adj[w]] = True   # a cross winner is known at both ends
-        newly = np.flatnonzero(matched[g.send_idx] & ~told)
-        told[newly] = True
-        (hit,) = c.exchange(sends_to[newly], g.send_idx[newly] + g.first)
-        matched[nl + np.searchsorted(g.ghosts, hit)] = True
+        newly = np.zeros(nl, dtype=bool)
+        newly[rows[w]] = True
+        (hit,) = g.ghost_updates(newly)
+        matched[hit] = True
         live = live[~matched[rows] & ~matched[adj]]
     if cap is not None:
         mate = _drop_heavy_pairs(g, mate, cap)

@@ -4,7 +4,8 @@ Every round each rank scans its own vertices' rows (the compiled per-row destina
 of refine/destinations.py, run on the rows with ghosts as extra columns), filters its
 candidate moves against the higher-priority moves of its neighbours, ghosts included (the
 afterburner of the Jet paper), applies them, exchanges the ghosts' new blocks and keeps the
-block weights by allreduce. Overweight blocks are then emptied by least-loss moves, each
+block weights by allreduce (only moved vertices' blocks and candidates' moves travel).
+Overweight blocks are then emptied by least-loss moves, each
 rank shedding its share of every block's excess.
 """
 from __future__ import annotations
@@ -57,12 +58,15 @@ def jet(g, parts, k, lmax, *, seed=0, finest=True, patience=PATIENCE, max_rounds
     locked = np.zeros(nl, dtype=np.bool_)
     best, best_key, stale = parts.copy(), None, 0
     prio = _priority(seed, g.gid)   # keyed by global id: both ends of a cross edge agree
+    ext = None
     for it in range(max_rounds + 1):
         bw = block_weights(g, parts, k)
         if (bw > lmax).any():
             parts = rebalance(g, parts, k, lmax, seed=seed + 7919 * it)
             bw = block_weights(g, parts, k)
-        ext = g.extended(parts)
+            ext = None
+        if ext is None:   # blocks of own vertices and ghosts; afterwards only moves travel
+            ext = g.extended(parts)
         cut = edge_cut(g, ext)
         over = float(np.maximum(bw - lmax, 0).sum())
         key = (over, cut)
@@ -83,6 +87,9 @@ def jet(g, parts, k, lmax, *, seed=0, finest=True, patience=PATIENCE, max_rounds
         parts[moved] = dest[moved]
         locked[:] = False
         locked[moved] = True
+        ext[:nl] = parts
+        at, blocks = g.ghost_updates(locked, parts)
+        ext[at] = blocks
     return best
 
 
@@ -95,9 +102,11 @@ def _afterburner(g, ext, cand, dest, gain, prio):
     """The candidates whose gain stays positive when every neighbour candidate of higher
     priority (larger gain; ties by hash, then by global id) has moved first."""
     nl = g.n_local
-    # the neighbours' candidacy, destination and gain, ghosts included (one exchange each)
-    d_ext = g.extended(np.where(cand, dest, -1))
-    g_ext = g.extended(np.where(cand, gain, 0).astype(np.float64))
+    # the neighbours' candidacy, destination and gain; of the ghosts only candidates travel
+    d_ext = np.concatenate([np.where(cand, dest, -1), np.full(g.ghosts.shape[0], -1, dtype=np.int64)])
+    g_ext = np.concatenate([np.where(cand, gain, 0).astype(np.float64), np.zeros(g.ghosts.shape[0])])
+    at, d_at, g_at = g.ghost_updates(cand, dest, gain.astype(np.float64))
+    d_ext[at], g_ext[at] = d_at, g_at
     rows_c = np.flatnonzero(cand)
     if rows_c.shape[0] == 0:
         return rows_c
