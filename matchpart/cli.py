@@ -36,6 +36,9 @@ class _Parser(argparse.ArgumentParser):
     """argparse with usage errors as one line (exit 2), like every other error."""
 
     def error(self, message):
+        from .distributed.launch import launched_rank
+        if launched_rank() != 0:  # under mpiexec every rank parses the same line: rank 0 says it
+            self.exit(2)
         self.exit(2, f"{PROG}: error: {message} (see '{self.prog} --help')\n")
 
 
@@ -235,6 +238,10 @@ def cmd_matchers(args, out):
 
 
 def cmd_partition(args, out):
+    from .distributed.launch import launched_world_size
+    if launched_world_size() > 1:  # under mpiexec with several ranks: the distributed pipeline
+        from .distributed.cli import cmd_partition as distributed_partition
+        return distributed_partition(args, out, check_output=_check_output)
     import matchpart
     from .metrics import summary
     from .progress import Progress

@@ -36,6 +36,7 @@ def reference_karp_sipser(g, seed):
             if open_.size == 0:
                 break
             rand += 1
+            open_ = open_[deg[open_] == deg[open_].min()]  # the min-degree rule
             u = be.uniform(seed, 3 * rounds + ks_module._STREAM_REQUESTER, open_)
             pick = u < ks_module.RANDOM_REQUEST_FRACTION
             requester = open_[pick] if pick.any() else open_[:1]

@@ -1,0 +1,178 @@
+"""The distributed V-cycle and matching entry points: ``partition`` and ``match``.
+
+Coarsen distributed (local max + contraction) until the graph is small, gather it on every
+rank, run the single-process ``matchpart.partition`` on it with a per-rank seed (the best
+cut wins), then project and refine level by level with distributed Jet.
+"""
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import metrics
+from ..coarsen.hierarchy import CAP_FACTOR, MAX_LEVELS, MIN_SHRINK, level_seed_of
+from ..pipeline import PartitionResult, _check_k_eps
+from ..presets import get_preset
+from . import refine
+from .comm import DistributedError, as_comm
+from .contract import contract, project
+from .matching import local_max
+from .read import load
+
+# Coarsening stops once the graph has at most max(GATHER_MIN, coarsen_to * P) vertices, and
+# every rank then holds a copy of it. coarsen_to * P (the issue's rule) keeps the replicated
+# graph proportional to the machine; the floor lets the single-process V-cycle, with its
+# FM refinement, do the coarse levels where Jet alone loses most (a few thousand vertices
+# cost each rank little memory and well under a second).
+GATHER_MIN = 4000
+# Seeds of the ranks' coarse solves: seed + RANK_SEED_STRIDE * rank (a prime, so the
+# ranks' level seeds do not collide with the single-process run's cycle seeds).
+RANK_SEED_STRIDE = 1_000_003
+MATCHERS = ("local_max", "karp_sipser")
+COARSENING_MATCHERS = ("local_max",)   # karp_sipser ignores weights: no use for coarsening
+
+
+@dataclass
+class DistributedResult(PartitionResult):
+    """PartitionResult of a distributed run (``parts`` only on rank 0, None elsewhere) plus
+    ``bytes_sent`` (this rank's bytes per phase) and ``ranks``."""
+
+    bytes_sent: dict = field(default_factory=dict)
+    ranks: int = 1
+
+
+def _check_matcher(matcher, allowed=MATCHERS):
+    if matcher not in allowed:
+        raise ValueError(f"matcher {matcher!r} has no distributed version here; choose one of {', '.join(allowed)}")
+
+
+def match(source, matcher="local_max", *, rating="weight", seed=0, comm=None, root=0):
+    """A matching of the distributed graph (path, spec, Graph on rank 0, or DistGraph).
+
+    Returns the whole mate array (numpy int64, -1 = unmatched) on ``root``, None elsewhere;
+    it equals ``matchpart.match(graph, matcher, rating=rating, seed=seed).mate``. Matchers:
+    "local_max" (seed 001) and "karp_sipser" (seed 002's BSP supersteps; ignores ``rating``).
+    """
+    c = as_comm(comm)
+    with c.collectively():
+        _check_matcher(matcher)
+    g = load(source, c)
+    with c.phase("matching"):
+        if matcher == "karp_sipser":
+            from .karp_sipser import karp_sipser
+            mate, _ = karp_sipser(g, seed=seed)
+        else:
+            mate, _ = local_max(g, rating=rating, seed=seed)
+    return g.gather_values(mate, root)
+
+
+def _coarsen(g, k, pre, rating, seed, timings, levels):
+    """The distributed hierarchy: [(graph, coarse id per own vertex or None)], finest first."""
+    c = g.comm
+    coarsen_to = pre.coarsen_to(k)
+    gather_at = max(GATHER_MIN, coarsen_to * c.size)
+    cap = CAP_FACTOR * g.total_vwgt / max(coarsen_to, 1)
+    hierarchy = [[g, None]]
+    for depth in range(MAX_LEVELS):
+        if g.n <= gather_at:
+            break
+        t0 = time.perf_counter()
+        with c.phase("matching"):
+            mate, st = local_max(g, rating=rating, seed=level_seed_of(seed, depth), cap=cap)
+        t1 = time.perf_counter()
+        with c.phase("contraction"):
+            coarse, cid = contract(g, mate)
+        t2 = time.perf_counter()
+        timings["matching"] += t1 - t0
+        timings["contraction"] += t2 - t1
+        levels.append({"n": g.n, "m": g.m, "rounds": st["rounds"],
+                       "matched_fraction": st["matched_fraction"][-1] if st["matched_fraction"] else 0.0,
+                       "two_hop_fraction": 0.0, "time": t2 - t0})
+        hierarchy[-1][1] = cid
+        hierarchy.append([coarse, None])
+        stalled = coarse.n > MIN_SHRINK * g.n
+        g = coarse
+        if stalled:  # no two-hop pairing here: the gathered graph's own V-cycle copes with it
+            break
+    levels.append({"n": g.n, "m": g.m, "rounds": 0, "matched_fraction": 0.0, "two_hop_fraction": 0.0,
+                   "time": 0.0})
+    return hierarchy
+
+
+def _solve_coarsest(g, k, eps, lmax, pre, rating, seed):
+    """Every rank partitions the gathered coarsest graph with its own seed; the best
+    (balanced first, then lowest cut, then lowest rank) is broadcast from its rank."""
+    from .. import partition as single_partition
+    c = g.comm
+    whole = g.gather_graph()
+    result = None
+    with c.collectively():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # balance is judged on the finest graph
+            result = single_partition(whole, k, eps=eps, seed=seed + RANK_SEED_STRIDE * c.rank, preset=pre,
+                                      rating=rating, device="cpu")
+    scores = c.allgather((not result.feasible, result.cut, c.rank))
+    winner = min(scores)[2]
+    parts = c.bcast(result.parts if c.rank == winner else None, root=winner)
+    return parts[g.first:g.last]
+
+
+def partition(source, k, *, eps=0.03, seed=0, rating="expansion_star2", preset="default", matcher="local_max",
+              comm=None, root=0):
+    """Partition a graph on all ranks of ``comm`` (default COMM_WORLD) into ``k`` blocks of
+    weight <= (1 + eps) * ceil(W / k). ``source``: a path (METIS files are read in parallel),
+    a generator spec, a Graph on rank 0, or a DistGraph. Returns a DistributedResult on
+    every rank; ``parts`` (numpy int64, the whole partition) only on ``root``."""
+    t_start = time.perf_counter()
+    c = as_comm(comm)
+    with c.collectively():
+        _check_matcher(matcher, COARSENING_MATCHERS)
+        pre = get_preset(preset)
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    with c.phase("input"):
+        g = load(source, c)
+    with c.collectively():
+        k, eps = _check_k_eps(k, eps, g.n)
+        if g.total_vwgt == 0 and k > 1:
+            raise ValueError("every vertex weight is 0, so blocks cannot be balanced")
+    t_read = time.perf_counter()
+    timings = {"input": t_read - t_start, "matching": 0.0, "contraction": 0.0, "initial": 0.0,
+               "refinement": 0.0}
+    lmax = metrics.max_block_weight(g.total_vwgt, k, eps)
+    levels = []
+    hierarchy = _coarsen(g, k, pre, rating, seed, timings, levels)
+    t0 = time.perf_counter()
+    with c.phase("initial"):
+        parts = _solve_coarsest(hierarchy[-1][0], k, eps, lmax, pre, rating, seed)
+    t1 = time.perf_counter()
+    with c.phase("refinement"):
+        for depth in range(len(hierarchy) - 2, -1, -1):
+            fine, cid = hierarchy[depth]
+            parts = project(hierarchy[depth + 1][0], cid, parts)
+            parts = refine.jet(fine, parts, k, lmax, seed=seed + depth, finest=depth == 0)
+        bw = refine.block_weights(g, parts, k)
+        if (bw > lmax).any():
+            parts = refine.rebalance(g, parts, k, lmax, seed=seed)
+            bw = refine.block_weights(g, parts, k)
+        cut = refine.edge_cut(g, g.extended(parts))
+    t2 = time.perf_counter()
+    timings["initial"] = t1 - t0
+    timings["refinement"] = t2 - t1
+    full = g.gather_values(parts, root)
+    feasible = bool((bw <= lmax).all())
+    vwgt_all = None if feasible else g.gather_values(g.vwgt, root)  # collective: every rank or none
+    if vwgt_all is not None:
+        why = metrics.infeasibility_proof(vwgt_all, k, lmax) or "no balanced partition was found"
+        warnings.warn(f"partition is not balanced: {why}; the result has feasible=False", stacklevel=2)
+    timings["total"] = time.perf_counter() - t_start
+    return DistributedResult(parts=full, mapping=None, cut=cut,
+                             imbalance=float(bw.max()) / np.ceil(g.total_vwgt / k) - 1.0 if g.total_vwgt else 0.0,
+                             block_weights=bw, feasible=feasible, levels=levels, timings=timings, k=k, eps=eps,
+                             max_block_weight=lmax, bytes_sent=dict(c.sent), ranks=c.size)
+
+
+__all__ = ["partition", "match", "DistributedResult", "DistributedError"]

@@ -1,0 +1,64 @@
+"""``matchpart partition`` under mpiexec: the distributed pipeline, rank 0 prints and writes."""
+from __future__ import annotations
+
+import sys
+import time
+
+from .comm import Comm, DistributedError
+
+
+def cmd_partition(args, out, check_output=None):
+    """The distributed counterpart of cli.cmd_partition (same arguments and output lines).
+
+    Every rank runs this; an error on any rank ends all of them with the same message,
+    printed once (by rank 0) and a non-zero exit status everywhere. ``check_output(path,
+    graph=)``: the CLI's check of the output path (passed in: no import back into cli).
+    """
+    from .api import partition
+    c = Comm()
+    try:
+        source = args.graph
+        with c.collectively():
+            if args.output is not None and c.rank == 0 and check_output is not None:
+                check_output(args.output, graph=args.graph)
+            if getattr(args, "device", "auto") == "gpu":
+                raise DistributedError("--device gpu is not supported under mpiexec (the distributed "
+                                       "pipeline runs on the CPU)")
+            if getattr(args, "coarsening", None) not in (None, "matching"):
+                raise DistributedError("only matching coarsening runs distributed")
+            if args.symmetrize or args.drop_self_loops:  # repairs: read on rank 0, then scattered
+                source = _load_repaired(args) if c.rank == 0 else None
+        if args.verbose and c.rank == 0:
+            print(f"matchpart: partitioning on {c.size} MPI ranks", file=sys.stderr)
+        kwargs = dict(eps=args.eps, seed=args.seed, preset=args.preset, comm=c)
+        for name in ("matcher", "rating"):
+            if getattr(args, name, None) is not None:
+                kwargs[name] = getattr(args, name)
+        t0 = time.perf_counter()
+        res = partition(source, args.k, **kwargs)
+        wall = time.perf_counter() - t0
+    except DistributedError:
+        if c.rank != 0:
+            return 1          # rank 0 reports it
+        raise
+    except Exception as exc:  # noqa: BLE001 - raised on this rank only: the others would wait forever
+        print(f"matchpart: error on rank {c.rank}: {exc.__class__.__name__}: {exc}", file=sys.stderr, flush=True)
+        c.comm.Abort(1)
+    if c.rank != 0:
+        return 0
+    out(f"cut:        {res.cut}")
+    out(f"imbalance:  {res.imbalance:.4f}")
+    out(f"feasible:   {'yes' if res.feasible else 'no (a block exceeds (1+eps)*ceil(W/K))'}")
+    out(f"time:       {res.timings.get('total', wall):.3f} s" + "".join(
+        f", {k} {v:.3f}" for k, v in res.timings.items() if k != "total"))
+    out(f"ranks:      {c.size}")
+    if args.output is not None:
+        from ..io import write_partition
+        write_partition(res.parts, args.output)
+        out(f"wrote {args.output}")
+    return 0
+
+
+def _load_repaired(args):
+    from ..io import load_graph
+    return load_graph(args.graph, symmetrize=args.symmetrize, drop_self_loops=args.drop_self_loops)

@@ -1,0 +1,84 @@
+"""Distributed contraction: a matching on a DistGraph becomes the distributed coarse graph.
+
+Coarse ids are numbered in the order of each pair's smaller fine id (the leader), as
+coarsen.contract.mapping_from_matching does, by a prefix sum of the leaders over ranks; a
+coarse vertex lives on its leader's rank, so the coarse graph is again block distributed.
+Coarse edges go to their owner's rank (one all-to-all), which merges duplicates.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .dgraph import DistGraph
+
+
+def coarse_ids(g, mate):
+    """(global coarse id of every own vertex, coarse vtxdist) from ``mate`` (global ids, -1)."""
+    c = g.comm
+    gv = np.arange(g.first, g.last, dtype=np.int64)
+    leader = np.where(mate >= 0, np.minimum(gv, mate), gv)
+    is_leader = leader == gv
+    count = int(is_leader.sum())
+    offset = c.exscan(count)
+    cid = np.full(g.n_local, -1, dtype=np.int64)
+    cid[is_leader] = offset + np.arange(count, dtype=np.int64)
+    # a follower's leader is its mate: an own vertex or a ghost (mates are neighbours)
+    follower = np.flatnonzero(~is_leader)
+    if c.allreduce(int(follower.shape[0])):
+        ext = g.extended(cid)
+        m = mate[follower]
+        own = (m >= g.first) & (m < g.last)
+        cid[follower] = ext[np.where(own, m - g.first, g.n_local + np.searchsorted(g.ghosts, m))]
+    vtxdist = np.concatenate([[0], np.asarray(c.allgather(offset + count), dtype=np.int64)])
+    return cid, vtxdist
+
+
+def contract(g, mate):
+    """(coarse DistGraph, coarse id of every own fine vertex)."""
+    c = g.comm
+    cid, vtxdist = coarse_ids(g, mate)
+    coarse_owner = np.searchsorted(vtxdist, cid, side="right") - 1
+    cid_ext = g.extended(cid)
+    first = int(vtxdist[c.rank])
+    nc = int(vtxdist[c.rank + 1]) - first
+    # vertex weights: every member's weight goes to its coarse vertex's owner
+    to, w = c.exchange(coarse_owner, cid, g.vwgt)
+    vwgt = np.zeros(nc, dtype=g.vwgt.dtype)
+    np.add.at(vwgt, to - first, w)
+    # edges: (coarse row, coarse col, weight) to the row's owner, diagonal dropped there
+    cr, cc = cid_ext[g.rows], cid_ext[g.adj]
+    off = cr != cc
+    dest = np.searchsorted(vtxdist, cr[off], side="right") - 1
+    cr, cc, w = c.exchange(dest, cr[off], cc[off], g.ewgt[off])
+    key = (cr - first) * max(int(vtxdist[-1]), 1) + cc
+    order = np.argsort(key, kind="stable")
+    key, w = key[order], w[order]
+    if key.shape[0]:
+        starts = np.flatnonzero(np.concatenate([[True], key[1:] != key[:-1]]))
+        ewgt = np.add.reduceat(w, starts)
+        key = key[starts]
+    else:
+        ewgt = w
+    ncols = max(int(vtxdist[-1]), 1)
+    rows, cols = key // ncols, key % ncols
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=nc))]).astype(np.int64)
+    return DistGraph(c, vtxdist, indptr, cols, ewgt.astype(g.ewgt.dtype, copy=False), vwgt), cid
+
+
+def project(coarse, cid, coarse_values):
+    """Per own fine vertex, the value of its coarse vertex (``coarse_values`` per own coarse
+    vertex of ``coarse``): local lookups, plus one request/reply for pairs split over ranks."""
+    c = coarse.comm
+    out = np.empty(cid.shape[0], dtype=coarse_values.dtype)
+    owner = coarse.owner(cid)
+    mine = owner == c.rank
+    out[mine] = coarse_values[cid[mine] - coarse.first]
+    far = np.flatnonzero(~mine)
+    if c.allreduce(int(far.shape[0])):
+        order = np.argsort(owner[far], kind="stable")
+        far = far[order]
+        counts = np.bincount(owner[far], minlength=c.size)
+        asked, asked_counts = c.alltoallv(cid[far], counts)
+        answer, _ = c.alltoallv(coarse_values[asked - coarse.first], asked_counts)
+        out[far] = answer
+    return out

@@ -1,0 +1,177 @@
+"""Distributed refinement: Jet-style label propagation and rebalancing on a DistGraph.
+
+Every round each rank scans its own vertices' rows (the compiled per-row destination scan
+of refine/destinations.py, run on the rows with ghosts as extra columns), filters its
+candidate moves against the higher-priority moves of its neighbours, ghosts included (the
+afterburner of the Jet paper), applies them, exchanges the ghosts' new blocks and keeps the
+block weights by allreduce (only moved vertices' blocks and candidates' moves travel).
+Overweight blocks are then emptied by least-loss moves, each
+rank shedding its share of every block's excess.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..refine.destinations import _best_destinations_nb, hash_key
+
+# Jet's negative-gain factor c and patience (iterations without improvement); the coarse
+# levels take bolder moves (as pipeline.JET_C_COARSE / JET_C_FINEST).
+C_FINEST, C_COARSE = 0.25, 0.75
+PATIENCE = 12
+MAX_ROUNDS = 60
+# An improvement smaller than this fraction of the cut does not reset the patience.
+MIN_IMPROVEMENT = 1e-3
+# Rebalancing rounds per call: each moves at most its share of every excess (more can be
+# needed when destination blocks fill up or a rank's share rounds to too little).
+REBALANCE_ROUNDS = 20
+# Hash streams (distinct from the single-process refiners', whose tie orders are unrelated).
+STREAM_DEST = 0xD15700
+STREAM_PRIORITY = 0xD15800
+
+
+def block_weights(g, parts, k):
+    """Global block weights (allreduce of the local ones)."""
+    local = np.bincount(parts, weights=g.vwgt, minlength=k)
+    out = g.comm.allreduce(local)
+    return out.astype(g.vwgt.dtype) if g.vwgt.dtype.kind in "iu" else out
+
+
+def edge_cut(g, parts_ext):
+    """Global edge cut from the blocks of own vertices and ghosts."""
+    local = g.ewgt[parts_ext[g.rows] != parts_ext[g.adj]].sum()
+    total = g.comm.allreduce(np.array([local], dtype=np.float64))[0]
+    return int(total) // 2 if g.ewgt.dtype.kind in "iu" else total / 2
+
+
+def _destinations(g, parts_ext, k, active, allowed, seed, stream):
+    return _best_destinations_nb(g.indptr, g.adj, g.ewgt, parts_ext, k, active, allowed, hash_key(seed, stream))
+
+
+def jet(g, parts, k, lmax, *, seed=0, finest=True, patience=PATIENCE, max_rounds=MAX_ROUNDS):
+    """Refine ``parts`` (blocks of own vertices); returns the best balanced partition seen
+    (or the least overloaded one when balance was never reached)."""
+    c = g.comm
+    nl = g.n_local
+    cfac = C_FINEST if finest else C_COARSE
+    parts = np.asarray(parts, dtype=np.int64).copy()
+    everywhere = np.ones(k, dtype=np.bool_)
+    locked = np.zeros(nl, dtype=np.bool_)
+    best, best_key, stale = parts.copy(), None, 0
+    prio = _priority(seed, g.gid)   # keyed by global id: both ends of a cross edge agree
+    ext = None
+    for it in range(max_rounds + 1):
+        bw = block_weights(g, parts, k)
+        if (bw > lmax).any():
+            parts = rebalance(g, parts, k, lmax, seed=seed + 7919 * it)
+            bw = block_weights(g, parts, k)
+            ext = None
+        if ext is None:   # blocks of own vertices and ghosts; afterwards only moves travel
+            ext = g.extended(parts)
+        cut = edge_cut(g, ext)
+        over = float(np.maximum(bw - lmax, 0).sum())
+        key = (over, cut)
+        if best_key is None or key < best_key:
+            improved = best_key is None or over < best_key[0] or cut < (1 - MIN_IMPROVEMENT) * best_key[1]
+            best, best_key = parts.copy(), key
+            stale = 0 if improved else stale + 1
+        else:
+            stale += 1
+        if stale >= patience or it == max_rounds:
+            break
+        dest, cd, co = _destinations(g, ext, k, ~locked, everywhere, seed, STREAM_DEST + it)
+        gain = cd - co
+        cand = (dest >= 0) & (-gain < np.floor(cfac * co))
+        moved = _afterburner(g, ext, cand, dest, gain, prio)
+        if not c.allreduce(int(moved.shape[0])):
+            break
+        parts[moved] = dest[moved]
+        locked[:] = False
+        locked[moved] = True
+        ext[:nl] = parts
+        at, blocks = g.ghost_updates(locked, parts)
+        ext[at] = blocks
+    return best
+
+
+def _priority(seed, gids):
+    from ..backend import get
+    return get("cpu").hash64(seed, STREAM_PRIORITY, gids)
+
+
+def _afterburner(g, ext, cand, dest, gain, prio):
+    """The candidates whose gain stays positive when every neighbour candidate of higher
+    priority (larger gain; ties by hash, then by global id) has moved first."""
+    nl = g.n_local
+    # the neighbours' candidacy, destination and gain; of the ghosts only candidates travel
+    d_ext = np.concatenate([np.where(cand, dest, -1), np.full(g.ghosts.shape[0], -1, dtype=np.int64)])
+    g_ext = np.concatenate([np.where(cand, gain, 0).astype(np.float64), np.zeros(g.ghosts.shape[0])])
+    at, d_at, g_at = g.ghost_updates(cand, dest, gain.astype(np.float64))
+    d_ext[at], g_ext[at] = d_at, g_at
+    rows_c = np.flatnonzero(cand)
+    if rows_c.shape[0] == 0:
+        return rows_c
+    sel = np.flatnonzero(cand[g.rows])
+    v, u, w = g.rows[sel], g.adj[sel], g.ewgt[sel]
+    gv, gu = g_ext[v], g_ext[u]
+    first = (gu > gv) | ((gu == gv) & ((prio[u] < prio[v]) | ((prio[u] == prio[v]) & (g.gid[u] < g.gid[v]))))
+    where_u = np.where((d_ext[u] >= 0) & first, d_ext[u], ext[u])
+    delta = np.where(where_u == d_ext[v], w, np.where(where_u == ext[v], -w, 0)).astype(np.float64)
+    new_gain = np.bincount(v, weights=delta, minlength=nl)
+    return rows_c[new_gain[rows_c] > 0]
+
+
+def rebalance(g, parts, k, lmax, *, seed=0, rounds=REBALANCE_ROUNDS):
+    """Move least-loss vertices out of overweight blocks until every block is <= lmax (or the
+    rounds run out). Each rank sheds the share of a block's excess proportional to its own
+    weight in that block, into destinations whose free room is shared the same way."""
+    c = g.comm
+    parts = np.asarray(parts, dtype=np.int64).copy()
+    vw = g.vwgt.astype(np.float64)
+    for rnd in range(rounds):
+        local = np.bincount(parts, weights=vw, minlength=k)
+        bw = c.allreduce(local)
+        over = bw > lmax
+        if not over.any():
+            break
+        ext = g.extended(parts)
+        # destinations: blocks at most average weight (they exist, and have room for more
+        # than a sliver that would be split between the ranks down to nothing)
+        allowed = (bw < lmax) & (bw <= g.total_vwgt / k)
+        if not allowed.any():
+            allowed = bw < lmax
+        active = over[parts]
+        dest, cd, co = _destinations(g, ext, k, active, allowed, seed, STREAM_DEST + 997 + rnd)
+        # a vertex with no adjacent room goes to the lightest block (loses all its connectivity)
+        nowhere = active & (dest < 0)
+        dest[nowhere] = int(np.argmin(bw))
+        loss = np.where(nowhere, co, co - cd)
+        movers = np.flatnonzero(active & (dest != parts))
+        # shed: per source block, the least loss per weight first, up to this rank's share
+        share = (bw - lmax) * np.divide(local, bw, out=np.zeros(k), where=bw > 0)
+        pick = _prefix_up_to(parts[movers], loss[movers] / np.maximum(vw[movers], 1e-12), vw[movers],
+                             np.ceil(share))
+        movers = movers[pick]
+        # room: per destination block, this rank's share of the free room
+        asked = np.bincount(dest[movers], weights=vw[movers], minlength=k)
+        total_asked = c.allreduce(asked)
+        room = np.maximum(lmax - bw, 0) * np.divide(asked, total_asked, out=np.zeros(k), where=total_asked > 0)
+        keep = _prefix_up_to(dest[movers], loss[movers], vw[movers], np.floor(room), at_least_one=rnd > 0)
+        movers = movers[keep]
+        parts[movers] = dest[movers]
+    return parts
+
+
+def _prefix_up_to(group, order_key, weight, limit, at_least_one=True):
+    """Indices (into the inputs) of, per group, the items in increasing ``order_key`` whose
+    running weight stays within limit[group]; with ``at_least_one`` the item that crosses the
+    limit is taken too (so that heavy vertices still move)."""
+    if group.shape[0] == 0:
+        return np.zeros(0, dtype=np.int64)
+    order = np.lexsort((order_key, group))
+    g, w = group[order], weight[order]
+    run = np.cumsum(w)
+    starts = np.flatnonzero(np.concatenate([[True], g[1:] != g[:-1]]))
+    base = np.repeat(run[starts] - w[starts], np.diff(np.concatenate([starts, [g.shape[0]]])))
+    before = run - w - base          # weight of the group's earlier items
+    ok = (before + w <= limit[g]) | (at_least_one & (before < limit[g]))
+    return np.sort(order[ok])

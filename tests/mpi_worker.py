@@ -1,0 +1,165 @@
+"""Run under mpiexec by tests/test_distributed.py: many checks per launch (launches are slow).
+
+Usage: mpiexec -n P python tests/mpi_worker.py TMPDIR SHARED_GRAPHS [partition]
+Rank 0 prints one JSON line: {"checks": {name: true/false or a number}, "cut_ratios": {...}}.
+"""
+import json
+import os
+import sys
+
+import numpy as np
+
+import matchpart
+from matchpart import metrics
+from matchpart.coarsen.contract import contract as single_contract
+from matchpart.coarsen.contract import mapping_from_matching
+from matchpart.distributed import DistributedError, match, partition
+from matchpart.distributed.comm import Comm
+from matchpart.distributed.contract import contract
+from matchpart.distributed.matching import local_max
+from matchpart.distributed.read import load
+from matchpart.graph import Graph
+
+c = Comm()
+tmp, shared = sys.argv[1], sys.argv[2]
+do_partition = len(sys.argv) > 3 and sys.argv[3] == "partition"
+checks = {}
+
+
+def graphs():
+    names = ["4elt.graph", "PGPgiantcompo.graph", "example_weighted.graph", "rgg2d.graph"]
+    paths = [os.path.join(shared, n) for n in names if os.path.exists(os.path.join(shared, n))]
+    return paths + [os.path.join(tmp, "commented.graph"), "delaunay:3000", "path"]
+
+
+def source(name):
+    if name == "path":  # increasing weights: one match per round, so the greedy tail runs
+        n = 240
+        u = np.arange(n - 1)
+        g = Graph.from_edges(u, u + 1, np.arange(1, n), n=n)
+        return g if c.rank == 0 else None, g
+    whole = matchpart.load_graph(name) if c.rank == 0 else None
+    return name, whole
+
+
+def check_matchings():
+    for name in graphs():
+        src, whole = source(name)
+        tag = os.path.basename(name)
+        for rating in ("weight", "expansion_star2"):
+            for seed in (0, 3):
+                mate = match(src, rating=rating, seed=seed, comm=c)
+                if c.rank == 0:
+                    ref = np.asarray(matchpart.match(whole, "local_max", rating=rating, seed=seed).mate)
+                    checks[f"match {tag} {rating} {seed}"] = bool(np.array_equal(mate, ref))
+        if name in graphs()[1:3] + graphs()[-2:]:  # BSP Karp-Sipser == shared-memory karp_sipser
+            mate = match(src, "karp_sipser", seed=2, comm=c)
+            if c.rank == 0:
+                ref = np.asarray(matchpart.match(whole, "karp_sipser", seed=2).mate)
+                checks[f"karp_sipser {tag}"] = bool(np.array_equal(mate, ref))
+
+
+def check_hash_collisions():
+    # 2-bit tie-break hashes make equal keys common, so the smallest-edge-id rule and its
+    # rejection messages run; the single-process matcher draws the same hashes
+    from matchpart.backend.core import Backend
+    original = Backend.hash32
+    Backend.hash32 = lambda self, seed, stream, counter: original(self, seed, stream, counter) & np.uint32(3)
+    try:
+        for name in graphs()[:2] + ["delaunay:3000"]:
+            src, whole = source(name)
+            mate = match(src, seed=1, comm=c)
+            if c.rank == 0:
+                ref = np.asarray(matchpart.match(whole, "local_max", seed=1).mate)
+                checks[f"collisions {os.path.basename(name)}"] = bool(np.array_equal(mate, ref))
+    finally:
+        Backend.hash32 = original
+
+
+def check_read_and_contract():
+    for name in graphs()[:-2]:
+        g = load(name, c)
+        whole = g.gather_graph(root=0)
+        mate, _ = local_max(g, rating="expansion_star2", seed=1)
+        coarse, cid = contract(g, mate)
+        cg = coarse.gather_graph(root=0)
+        full_cid = g.gather_values(cid)
+        if c.rank == 0:
+            ref = matchpart.load_graph(name)
+            tag = os.path.basename(name)
+            same = all(np.array_equal(np.asarray(a), np.asarray(b)) for a, b in
+                       ((whole.indptr, ref.indptr), (whole.indices, ref.indices), (whole.ewgt, ref.ewgt),
+                        (whole.vwgt, ref.vwgt)))
+            checks[f"read {tag}"] = same
+            m = np.asarray(matchpart.match(ref, "local_max", rating="expansion_star2", seed=1).mate)
+            mapping, nc = mapping_from_matching(m, ref.backend)
+            rc = single_contract(ref, mapping, nc)
+            checks[f"contract {tag}"] = bool(np.array_equal(full_cid, mapping) and all(
+                np.array_equal(np.asarray(a), np.asarray(b)) for a, b in
+                ((cg.indptr, rc.indptr), (cg.indices, rc.indices), (cg.ewgt, rc.ewgt), (cg.vwgt, rc.vwgt))))
+
+
+def check_partitions(ratios):
+    names = ["4elt.graph", "fe_4elt2.graph", "delaunay_n15.graph", "rgg_n_2_15_s0.graph", "PGPgiantcompo.graph",
+             "airfoil1.graph", "example_weighted.graph"]
+    for n in names:
+        path = os.path.join(shared, n)
+        if not os.path.exists(path):
+            continue
+        res = partition(path, 8, comm=c)
+        if c.rank == 0:
+            g = matchpart.load_graph(path)
+            lmax = metrics.max_block_weight(g.total_vwgt, 8, 0.03)
+            ok = (res.parts.shape == (g.n,) and res.parts.min() >= 0 and res.parts.max() < 8
+                  and metrics.edge_cut(g, res.parts) == res.cut)
+            checks[f"partition valid {n}"] = bool(ok)
+            checks[f"partition balanced {n}"] = bool(metrics.is_balanced(g, res.parts, 8, 0.03)
+                                                     and res.feasible and res.max_block_weight == lmax)
+            ratios[n] = res.cut / matchpart.partition(g, 8).cut
+
+
+def check_errors():
+    # a bad token on the last line: only the last rank sees it, every rank must raise it
+    for name, expect in (("badtoken.graph", "not an integer"), ("asym.graph", "symmetric")):
+        try:
+            match(os.path.join(tmp, name), comm=c)
+            checks[f"error {name}"] = False
+        except DistributedError as exc:
+            checks[f"error {name}"] = expect in str(exc)
+
+
+if c.rank == 0:
+    # a METIS file with comment lines between vertex lines, weights and a trailing blank line
+    g = matchpart.generate("rgg:1500", seed=2)
+    rng = np.random.default_rng(0)
+    w = rng.integers(1, 9, g.indices.shape[0])
+    rows = np.repeat(np.arange(g.n), np.diff(g.indptr))
+    up = rows < g.indices
+    gw = Graph.from_edges(rows[up], g.indices[up], w[up], n=g.n, vwgt=rng.integers(1, 4, g.n))
+    matchpart.save_graph(gw, os.path.join(tmp, "plain.graph"))
+    lines = open(os.path.join(tmp, "plain.graph")).read().splitlines()
+    out = ["% a comment before the header", lines[0]]
+    for i, ln in enumerate(lines[1:]):
+        if i % 97 == 0:
+            out.append("% comment inside the vertex lines")
+        out.append(ln)
+    open(os.path.join(tmp, "commented.graph"), "w").write("\n".join(out) + "\n\n")
+    bad = open(os.path.join(shared, "4elt.graph")).read().splitlines()
+    open(os.path.join(tmp, "badtoken.graph"), "w").write("\n".join(bad[:-1] + [bad[-1] + " x"]) + "\n")
+    asym = bad[:]
+    asym[-1] = " ".join(asym[-1].split()[:-1])  # the last vertex drops a neighbour (header m now wrong too)
+    head = asym[0].split()
+    asym[0] = f"{head[0]} {int(head[1])}"
+    asym[1] = asym[1] + " " + str(len(asym) - 1)  # keep 2m: vertex 1 gains the last vertex
+    open(os.path.join(tmp, "asym.graph"), "w").write("\n".join(asym) + "\n")
+c.comm.Barrier()
+
+check_matchings()
+check_hash_collisions()
+check_read_and_contract()
+check_errors()
+ratios = {}
+if do_partition:
+    check_partitions(ratios)
+if c.rank == 0:
+    print(json.dumps({"checks": checks, "cut_ratios": ratios}))

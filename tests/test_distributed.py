@@ -1,0 +1,112 @@
+"""matchpart.distributed under mpiexec: identical matchings for P = 1..4, parallel reading and
+contraction equal to the single-process ones, balanced partitions with cuts close to the
+single-process pipeline's, and clean failures (one message, non-zero exit, no hang).
+
+Each launch runs many checks (tests/mpi_worker.py); launches are few because each costs
+seconds. Skipped without mpi4py or mpiexec (``pip install 'matchpart[mpi]'``).
+"""
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import SHARED_GRAPHS
+
+pytestmark = pytest.mark.mpi
+
+ROOT = Path(__file__).resolve().parent.parent
+WORKER = Path(__file__).resolve().parent / "mpi_worker.py"
+# Generous: a hung rank is what this guards against, not a slow machine.
+LAUNCH_TIMEOUT = 300
+# Distributed cut / single-process cut, geometric mean over the shared graphs at k = 8.
+CUT_RATIO_BOUND = 1.05
+
+
+def _mpiexec():
+    """The mpiexec next to this Python (the mpich wheel installs it there), else on PATH."""
+    here = Path(sys.executable).parent / "mpiexec"
+    return str(here) if here.exists() else shutil.which("mpiexec")
+
+
+def _skip_without_mpi():
+    try:
+        import mpi4py  # noqa: F401
+    except ImportError:
+        pytest.skip("mpi4py is not installed (pip install 'matchpart[mpi]')")
+    if _mpiexec() is None:
+        pytest.skip("mpiexec not found")
+
+
+def _launch(n, args, timeout=LAUNCH_TIMEOUT):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+               NUMBA_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    return subprocess.run([_mpiexec(), "-n", str(n), *args], capture_output=True, text=True, timeout=timeout,
+                          env=env, cwd=str(ROOT))
+
+
+def _worker(n, tmp_path, partition=False):
+    _skip_without_mpi()
+    if not SHARED_GRAPHS.is_dir():
+        pytest.skip("../shared/graphs is absent")
+    args = [sys.executable, "-m", "mpi4py", str(WORKER), str(tmp_path), str(SHARED_GRAPHS)]
+    proc = _launch(n, args + (["partition"] if partition else []))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _assert_checks(report):
+    failed = [name for name, ok in report["checks"].items() if ok is not True]
+    assert not failed, failed
+    assert any(name.startswith("match path") for name in report["checks"])  # the greedy tail ran
+
+
+@pytest.mark.parametrize("ranks", [1, 3])
+def test_matching_reading_contraction_match_single_process(ranks, tmp_path):
+    _assert_checks(_worker(ranks, tmp_path))
+
+
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_partitions_balanced_and_close_to_single_process(ranks, tmp_path):
+    report = _worker(ranks, tmp_path, partition=True)
+    _assert_checks(report)
+    ratios = report["cut_ratios"]
+    assert len(ratios) >= 5
+    gmean = math.exp(sum(math.log(r) for r in ratios.values()) / len(ratios))
+    assert gmean <= CUT_RATIO_BOUND, ratios
+
+
+def test_cli_runs_distributed_and_fails_cleanly(tmp_path):
+    _skip_without_mpi()
+    if not SHARED_GRAPHS.is_dir():
+        pytest.skip("../shared/graphs is absent")
+    cli = [sys.executable, "-m", "matchpart", "partition"]
+    out = tmp_path / "airfoil1.part"
+    ok = _launch(2, cli + [str(SHARED_GRAPHS / "airfoil1.graph"), "4", "-o", str(out)])
+    assert ok.returncode == 0, ok.stderr
+    assert ok.stdout.count("cut:") == 1 and "ranks:      2" in ok.stdout   # rank 0 prints
+    parts = [int(x) for x in out.read_text().split()]
+    assert len(parts) == 4253 and set(parts) == {0, 1, 2, 3}
+    # a malformed line near the end: only the last rank parses it, every rank must stop
+    lines = (SHARED_GRAPHS / "airfoil1.graph").read_text().splitlines()
+    bad = tmp_path / "bad.graph"
+    bad.write_text("\n".join(lines[:-2] + [lines[-2] + " 12x", lines[-1]]) + "\n")
+    proc = _launch(3, cli + [str(bad), "4"], timeout=120)
+    assert proc.returncode != 0
+    assert proc.stderr.count("token '12x' is not an integer") == 1, proc.stderr
+    assert f"{bad}:{len(lines) - 1}" in proc.stderr
+    # a usage error is reported once too
+    proc = _launch(2, cli + [str(bad), "0"], timeout=120)
+    assert proc.returncode != 0 and proc.stderr.count("error:") == 1, proc.stderr
+
+
+def test_importing_matchpart_does_not_import_mpi4py():
+    code = ("import sys, matchpart, matchpart.distributed, matchpart.cli; "
+            "assert 'mpi4py' not in sys.modules; print('ok')")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(ROOT),
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert proc.stdout.strip() == "ok", proc.stderr
