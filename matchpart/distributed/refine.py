@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..refine.destinations import _best_destinations_nb, hash_key
+from ..backend.rng import stream_key
+from ..refine.destinations import _best_destinations_nb
+from ..refine.jet import NEGATIVE_GAIN_FACTOR
 
-# Jet's negative-gain factor c and patience (iterations without improvement); the coarse
-# levels take bolder moves (as pipeline.JET_C_COARSE / JET_C_FINEST).
-C_FINEST, C_COARSE = 0.25, 0.75
+# Jet's negative-gain factor c on every level (the single-process refiner's measured value)
+# and patience (iterations without improvement).
 PATIENCE = 12
 MAX_ROUNDS = 60
 # An improvement smaller than this fraction of the cut does not reset the patience.
@@ -44,7 +45,8 @@ def edge_cut(g, parts_ext):
 
 
 def _destinations(g, parts_ext, k, active, allowed, seed, stream):
-    return _best_destinations_nb(g.indptr, g.adj, g.ewgt, parts_ext, k, active, allowed, hash_key(seed, stream))
+    return _best_destinations_nb(g.indptr, g.adj, g.ewgt, parts_ext, k, active, allowed,
+                                 np.uint64(stream_key(seed, stream)))
 
 
 def jet(g, parts, k, lmax, *, seed=0, finest=True, patience=PATIENCE, max_rounds=MAX_ROUNDS):
@@ -52,7 +54,7 @@ def jet(g, parts, k, lmax, *, seed=0, finest=True, patience=PATIENCE, max_rounds
     (or the least overloaded one when balance was never reached)."""
     c = g.comm
     nl = g.n_local
-    cfac = C_FINEST if finest else C_COARSE
+    cfac = NEGATIVE_GAIN_FACTOR
     parts = np.asarray(parts, dtype=np.int64).copy()
     everywhere = np.ones(k, dtype=np.bool_)
     locked = np.zeros(nl, dtype=np.bool_)
