@@ -58,6 +58,9 @@ class Graph:
         be = _backend.get(device)
         if validate:
             indptr, indices, ewgt, vwgt = _validated_csr(indptr, indices, ewgt, vwgt)
+        else:   # trusted arrays; unit weights where none are given, as the validated path
+            ewgt = np.ones(indices.shape[0], dtype=np.int64) if ewgt is None else ewgt
+            vwgt = np.ones(indptr.shape[0] - 1, dtype=np.int64) if vwgt is None else vwgt
         self._set(indptr, indices, ewgt, vwgt, labels, be)
 
     def _set(self, indptr, indices, ewgt, vwgt, labels, be):

@@ -174,3 +174,12 @@ def test_hypothesis_round_trips_match_networkx(data):
 def test_to_device_cpu_is_identity():
     g = triangle_plus_tail()
     assert g.to("cpu") is g and g.device == "cpu"
+
+
+def test_unvalidated_graph_gets_unit_weights_like_the_validated_one():
+    import numpy as np
+    from matchpart.graph import Graph
+    a = Graph(np.array([0, 1, 2]), np.array([1, 0]), validate=False)
+    b = Graph(np.array([0, 1, 2]), np.array([1, 0]))
+    assert np.array_equal(a.ewgt, b.ewgt) and np.array_equal(a.vwgt, b.vwgt)
+    assert a.total_vwgt == b.total_vwgt == 2 and a.total_ewgt == b.total_ewgt == 1

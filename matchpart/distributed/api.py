@@ -153,7 +153,7 @@ def partition(source, k, *, eps=0.03, seed=0, rating="expansion_star2", preset="
         for depth in range(len(hierarchy) - 2, -1, -1):
             fine, cid = hierarchy[depth]
             parts = project(hierarchy[depth + 1][0], cid, parts)
-            parts = refine.jet(fine, parts, k, lmax, seed=seed + depth, finest=depth == 0)
+            parts = refine.jet(fine, parts, k, lmax, seed=seed + depth)
         bw = refine.block_weights(g, parts, k)
         if (bw > lmax).any():
             parts = refine.rebalance(g, parts, k, lmax, seed=seed)

@@ -49,7 +49,7 @@ def _destinations(g, parts_ext, k, active, allowed, seed, stream):
                                  np.uint64(stream_key(seed, stream)))
 
 
-def jet(g, parts, k, lmax, *, seed=0, finest=True, patience=PATIENCE, max_rounds=MAX_ROUNDS):
+def jet(g, parts, k, lmax, *, seed=0, patience=PATIENCE, max_rounds=MAX_ROUNDS):
     """Refine ``parts`` (blocks of own vertices); returns the best balanced partition seen
     (or the least overloaded one when balance was never reached)."""
     c = g.comm
