@@ -14,7 +14,7 @@ import numpy as np
 
 from ..backend.rng import stream_key
 from ..refine.destinations import _best_destinations_nb
-from ..refine.jet import NEGATIVE_GAIN_FACTOR
+from ..refine.jet import NEGATIVE_GAIN_FACTOR, patience_step
 
 # Jet's negative-gain factor c on every level (the single-process refiner's measured value)
 # and patience (iterations without improvement).
@@ -72,12 +72,9 @@ def jet(g, parts, k, lmax, *, seed=0, patience=PATIENCE, max_rounds=MAX_ROUNDS):
         cut = edge_cut(g, ext)
         over = float(np.maximum(bw - lmax, 0).sum())
         key = (over, cut)
-        if best_key is None or key < best_key:
-            improved = best_key is None or over < best_key[0] or cut < (1 - MIN_IMPROVEMENT) * best_key[1]
+        is_best, stale = patience_step(key, best_key, stale, MIN_IMPROVEMENT)
+        if is_best:
             best, best_key = parts.copy(), key
-            stale = 0 if improved else stale + 1
-        else:
-            stale += 1
         if stale >= patience or it == max_rounds:
             break
         dest, cd, co = _destinations(g, ext, k, ~locked, everywhere, seed, STREAM_DEST + it)

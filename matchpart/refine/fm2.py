@@ -10,7 +10,7 @@ import numpy as np
 from numba import njit
 
 from .heap import heap_pop, heap_remove, heap_set
-from .state import host_overload
+from .state import better_state, host_overload
 
 
 @njit(cache=True)
@@ -80,7 +80,7 @@ def fm2_pass(indptr, indices, ewgt, vwgt, parts, bw, maxw, order, stall, cut, bo
         locked[v] = True
         log_v[nmoves] = v
         nmoves += 1
-        if cur_over < best_over or (cur_over == best_over and cur_cut < best_cut):
+        if better_state(cur_over, cur_cut, best_over, best_cut):
             best_over = cur_over
             best_cut = cur_cut
             best_len = nmoves

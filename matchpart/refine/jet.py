@@ -262,6 +262,20 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
 
 
 # ---- whole-array formulation (numpy or cupy; the GPU's) ---------------------------------------
+def patience_step(score, best_score, stale, min_improvement=MIN_IMPROVEMENT):
+    """Jet's stopping rule for one iteration: (new best?, iterations without improvement).
+
+    score, best_score: (overload, cut) tuples, balanced states first. A new best resets the
+    count only when it lowers the overload or the cut by more than ``min_improvement``.
+    jet_nb applies the same rule inside its kernel.
+    """
+    if best_score is not None and not score < best_score:
+        return False, stale + 1
+    improved = (best_score is None or score[0] < best_score[0]
+                or score[1] < (1.0 - min_improvement) * best_score[1])
+    return True, 0 if improved else stale + 1
+
+
 def _jet_xp(graph, p, k, lmax, seed, max_iterations, patience, negative_gain_factor, min_improvement):
     be = graph.backend
     xp = be.xp
@@ -282,12 +296,9 @@ def _jet_xp(graph, p, k, lmax, seed, max_iterations, patience, negative_gain_fac
             method="xp")
         cut = (two_total - conn_own.sum()) / 2
         score = (float(overload(bw, lmax)), float(cut))
-        if score < best_score:
-            improved = score[0] < best_score[0] or score[1] < (1.0 - min_improvement) * best_score[1]
+        is_best, stale = patience_step(score, best_score, stale, min_improvement)
+        if is_best:
             best, best_score = p.copy(), score
-            stale = 0 if improved else stale + 1
-        else:
-            stale += 1
         if stale >= patience or it == max_iterations:
             break
         moved = _lp_moves(graph, p, dest, conn_dest, conn_own, negative_gain_factor, seed, it)

@@ -13,7 +13,7 @@ from numba import njit
 
 from . import gain_cache as gc
 from .heap import heap_pop, heap_remove, heap_set, new_heap
-from .state import host_overload
+from .state import better_state, host_overload
 
 # ---- tunables -------------------------------------------------------------------------
 # A pass stops after this many moves in a row that did not give a new best state: FM's
@@ -57,6 +57,23 @@ def apply_move(v, to, indptr, indices, ewgt, vwgt, parts, bw, cache):
     bw[to] += vwgt[v]
     block, conn, count, nb, scratch = cache
     gc.move(v, frm, to, indptr, indices, ewgt, block, conn, count, nb)
+
+
+@njit(cache=True)
+def _next_move(indptr, indices, ewgt, vwgt, parts, bw, maxw, cache, keys, verts, pos, size):
+    """Pop the queue until a vertex whose move is still as good as its key: (v, gain, target),
+    or v = -1 when the queue runs empty. A vertex with no block with room left is dropped; one
+    whose best gain fell (a block filled up) goes back under its new gain."""
+    while size[0] > 0:
+        v, key = heap_pop(keys, verts, pos, size)
+        g, t = _best(v, indptr, indices, ewgt, vwgt, parts, bw, maxw, cache)
+        if t < 0:
+            continue
+        if g < key:
+            heap_set(keys, verts, pos, size, v, g)
+            continue
+        return v, g, t
+    return -1, 0.0, -1
 
 
 @njit(cache=True)
@@ -106,14 +123,10 @@ def fm_pass(indptr, indices, ewgt, vwgt, parts, bw, maxw, order, stall, cut, cac
     best_len = 0
     nmoves = 0
     since_best = 0
-    while size[0] > 0 and since_best < stall:
-        v, key = heap_pop(keys, verts, pos, size)
-        g, t = _best(v, indptr, indices, ewgt, vwgt, parts, bw, maxw, cache)
-        if t < 0:
-            continue  # no block with room next to v any more
-        if g < key:
-            heap_set(keys, verts, pos, size, v, g)  # stale key (a block filled up); try again later
-            continue
+    while since_best < stall:
+        v, g, t = _next_move(indptr, indices, ewgt, vwgt, parts, bw, maxw, cache, keys, verts, pos, size)
+        if v < 0:
+            break
         frm = parts[v]
         cur_over = _overload_after(bw, maxw, frm, t, vwgt[v], cur_over)
         apply_move(v, t, indptr, indices, ewgt, vwgt, parts, bw, cache)
@@ -122,7 +135,7 @@ def fm_pass(indptr, indices, ewgt, vwgt, parts, bw, maxw, order, stall, cut, cac
         log_v[nmoves] = v
         log_from[nmoves] = frm
         nmoves += 1
-        if cur_over < best_over or (cur_over == best_over and cur_cut < best_cut):
+        if better_state(cur_over, cur_cut, best_over, best_cut):
             best_over = cur_over
             best_cut = cur_cut
             best_len = nmoves
@@ -173,14 +186,10 @@ def localized_round(indptr, indices, ewgt, vwgt, parts, bw, maxw, order, stall, 
         nm = 0
         best_len = 0
         since_best = 0
-        while size[0] > 0 and since_best < stall:
-            v, key = heap_pop(keys, verts, pos, size)
-            g, t = _best(v, indptr, indices, ewgt, vwgt, parts, bw, maxw, cache)
-            if t < 0:
-                continue
-            if g < key:
-                heap_set(keys, verts, pos, size, v, g)
-                continue
+        while since_best < stall:
+            v, g, t = _next_move(indptr, indices, ewgt, vwgt, parts, bw, maxw, cache, keys, verts, pos, size)
+            if v < 0:
+                break
             frm = parts[v]
             cur_over = _overload_after(bw, maxw, frm, t, vwgt[v], cur_over)
             apply_move(v, t, indptr, indices, ewgt, vwgt, parts, bw, cache)
@@ -189,7 +198,7 @@ def localized_round(indptr, indices, ewgt, vwgt, parts, bw, maxw, order, stall, 
             log_v[nm] = v
             log_from[nm] = frm
             nm += 1
-            if cur_over < best_over or (cur_over == best_over and cur_gain > best_gain):
+            if better_state(cur_over, -cur_gain, best_over, -best_gain):
                 best_over = cur_over
                 best_gain = cur_gain
                 best_len = nm

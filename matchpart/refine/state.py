@@ -106,3 +106,9 @@ def host_cut(indptr, indices, ewgt, parts):
             if parts[indices[e]] != parts[v]:
                 c += ewgt[e]
     return c / 2.0
+
+
+@njit(cache=True)
+def better_state(over, cut, best_over, best_cut):
+    """The refiners' order of states: less overload first, then a lower cut (balance beats cut)."""
+    return over < best_over or (over == best_over and cut < best_cut)
