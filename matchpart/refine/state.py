@@ -90,6 +90,19 @@ def host_block_weights(parts, vwgt, k):
 
 
 @njit(cache=True)
+def host_weighted_degree(indptr, ewgt):
+    """Edge weight at each vertex, summed in row order (so equal to a row scan's sum)."""
+    n = indptr.shape[0] - 1
+    wdeg = np.zeros(n, dtype=np.float64)
+    for v in range(n):
+        s = 0.0
+        for e in range(indptr[v], indptr[v + 1]):
+            s += ewgt[e]
+        wdeg[v] = s
+    return wdeg
+
+
+@njit(cache=True)
 def host_overload(bw, maxw):
     s = 0.0
     for b in range(bw.shape[0]):
