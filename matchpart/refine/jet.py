@@ -25,7 +25,7 @@ from .destinations import best_destinations, gather_rows, row_ids, vertex_destin
 from .rebalance import MAX_ROUNDS as _REBALANCE_ROUNDS
 from .rebalance import rebalance, rebalance_nb
 from .state import (block_weights, bounds_array, cast_like, check_partition, device_bounds, host_arrays,
-                    host_block_weights, host_overload, host_weighted_degree, overload)
+                    block_members, host_block_weights, host_overload, host_weighted_degree, overload, relink)
 
 # Tunables (defaults follow the Jet paper where it gives one)
 MAX_ITERATIONS = 200           # hard cap; patience normally ends the loop far earlier
@@ -181,6 +181,7 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
     nlog = np.zeros(1, dtype=np.int64)
     logged = np.zeros(n, dtype=np.bool_)
     wdeg = np.empty(0, dtype=np.float64)     # weighted degrees, computed when first needed
+    members = block_members(p, k)
     nb = boundary_from_scratch(indptr, indices, p, bnd, in_list)
     bw = host_block_weights(p, vwgt, k)
     nm = 0                                   # vertices moved (and locked) by the last iteration
@@ -193,7 +194,7 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
             if wdeg.shape[0] == 0:
                 wdeg = host_weighted_degree(indptr, ewgt)
             bw, nb = rebalance_nb(indptr, indices, ewgt, vwgt, p, maxw, seed + 7919 * it, _REBALANCE_ROUNDS,
-                                  log, nlog, logged, wdeg, bnd, nb, in_list)
+                                  log, nlog, logged, wdeg, bnd, nb, in_list, members)
             for i in range(nlog[0]):
                 logged[log[i]] = False
             nlog[0] = 0
@@ -223,6 +224,7 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
             v = moved[i]
             bw[p[v]] -= vwgt[v]
             bw[dest[v]] += vwgt[v]
+            relink(v, p[v], dest[v], members)
             p[v] = dest[v]
             locked[v] = True
         nb = extend_boundary(indptr, indices, moved, 0, nm, bnd, nb, in_list)
