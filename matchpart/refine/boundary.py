@@ -1,9 +1,10 @@
-"""The boundary of a partition on the CPU (numba): a vertex test, and the vertices around moves.
+"""The boundary of a partition on the CPU (numba): a vertex test and a list kept up to date.
 
-A move changes the boundary (and every vertex's view of the blocks) only at the moved
-vertex and its neighbours, so the refiners track those instead of rescanning the graph:
-``extend_boundary`` appends them to a list (flags keep anything from being listed twice),
-``flag_neighbourhoods`` only flags them.
+Jet and rebalancing only ever look at boundary vertices (a vertex without a neighbour in
+another block has no move worth scoring), so they keep a list that holds every boundary
+vertex, and possibly some vertices that have become interior since: the list grows around
+moved vertices (the boundary only changes there) and its users drop interior entries as they
+meet them. ``in_list`` flags the listed vertices, so nothing is listed twice.
 """
 from __future__ import annotations
 
@@ -21,9 +22,20 @@ def on_boundary(v, indptr, indices, parts):
 
 
 @njit(cache=True)
+def boundary_from_scratch(indptr, indices, parts, listed, in_list):
+    """List every boundary vertex in id order; returns how many."""
+    nb = 0
+    for v in range(parts.shape[0]):
+        in_list[v] = on_boundary(v, indptr, indices, parts)
+        if in_list[v]:
+            listed[nb] = v
+            nb += 1
+    return nb
+
+
+@njit(cache=True)
 def extend_boundary(indptr, indices, moved, start, stop, listed, nb, in_list):
-    """Append moved[start:stop] and their neighbours to listed unless in_list flags them
-    already (and flag them); returns the list's new length."""
+    """Add moved[start:stop] and their neighbours to the list; returns its new length."""
     for i in range(start, stop):
         v = moved[i]
         if not in_list[v]:
@@ -37,13 +49,3 @@ def extend_boundary(indptr, indices, moved, start, stop, listed, nb, in_list):
                 listed[nb] = u
                 nb += 1
     return nb
-
-
-@njit(cache=True)
-def flag_neighbourhoods(indptr, indices, verts, start, stop, flag):
-    """Flag verts[start:stop] and their neighbours."""
-    for i in range(start, stop):
-        v = verts[i]
-        flag[v] = True
-        for e in range(indptr[v], indptr[v + 1]):
-            flag[indices[e]] = True

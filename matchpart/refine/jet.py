@@ -20,7 +20,7 @@ import numpy as np
 from numba import njit
 
 from ..backend.rng import hash64_at, stream_key_at
-from .boundary import extend_boundary, flag_neighbourhoods, on_boundary
+from .boundary import boundary_from_scratch, extend_boundary, on_boundary
 from .destinations import best_destinations, gather_rows, row_ids, vertex_destination
 from .rebalance import MAX_ROUNDS as _REBALANCE_ROUNDS
 from .rebalance import rebalance, rebalance_nb
@@ -93,69 +93,44 @@ def jet_arrays(arrays, parts, maxw, *, seed=0, max_iterations=MAX_ITERATIONS, pa
 
 
 # ---- compiled formulation (CPU) ----------------------------------------------------------------
-# The kernel keeps every vertex's destination, connectivities and candidacy between
-# iterations and recomputes only what a move can have changed. An iteration then costs in
-# proportion to the moves, not to the boundary: after the first few iterations Jet moves a
-# few hundred vertices of a boundary of tens of thousands. This is exact because both hash
-# streams are fixed for the whole call (a vertex's destination and priority depend only on
-# its neighbourhood): a destination changes only around moved vertices ("dirty": the moved
-# vertices and their neighbours, plus vertices just unlocked), and the afterburner verdict
-# of a candidate changes only if it or a neighbour changed ("changed": moved, or a new
-# destination, connectivity or candidacy). A candidate that did not move last iteration
-# and whose neighbourhood did not change does not move now either.
 @njit(cache=True)
-def _flag(v, flag, lst, n):
-    """Append v to lst unless flagged already; returns the new length."""
-    if not flag[v]:
-        flag[v] = True
-        lst[n] = v
-        n += 1
-    return n
+def _scan(indptr, indices, ewgt, parts, k, bnd, nb, in_list, locked, key, dest, conn_dest, conn_own, acc, touched,
+          everywhere):
+    """best_destinations for the listed vertices (dropping those no longer on the boundary).
 
-
-@njit(cache=True)
-def _rescan(indptr, indices, ewgt, parts, k, c, dirty_list, nd, dirty, locked, key, dest, conn_dest, conn_own,
-            out_w, maybe_boundary, cand, changed_list, nch, changed, acc, touched, everywhere):
-    """Recompute the dirty vertices' destinations (best_destinations' rule, same hash ties);
-    flags those whose destination, connectivities (hence candidacy) changed. Returns (the
-    number of changed vertices listed, the change of 2 * cut)."""
-    delta = 0.0
-    for i in range(nd):
-        v = dirty_list[i]
-        dirty[v] = False
+    Interior vertices have no destination, so this is _best_destinations_nb restricted to the
+    boundary: same dest / connectivities, same hash ties. Returns (vertices kept, 2 * cut).
+    """
+    kept = 0
+    two_cut = 0.0
+    for i in range(nb):
+        v = bnd[i]
         d, cd, co, out = vertex_destination(v, indptr, indices, ewgt, parts, k, not locked[v], everywhere,
                                             key, acc, touched)
-        delta += out - out_w[v]
-        out_w[v] = out
-        maybe_boundary[v] = out > 0 or on_boundary(v, indptr, indices, parts)
-        if d != dest[v] or cd != conn_dest[v] or co != conn_own[v]:
-            dest[v] = d
-            conn_dest[v] = cd
-            conn_own[v] = co
-            cand[v] = d >= 0 and -(cd - co) < np.floor(c * co)
-            nch = _flag(v, changed, changed_list, nch)
-    return nch, delta
+        dest[v] = d
+        conn_dest[v] = cd
+        conn_own[v] = co
+        if out == 0 and not on_boundary(v, indptr, indices, parts):
+            in_list[v] = False       # interior now: leaves the list
+            continue
+        bnd[kept] = v
+        kept += 1
+        two_cut += out
+    return kept, two_cut
 
 
 @njit(cache=True)
-def _afterburner(indptr, indices, ewgt, parts, changed_list, nch, changed, cand, dest, conn_dest, conn_own,
-                 prio_key, pending, pending_list, moved):
-    """Fill moved with the candidates that move this iteration: those at or next to a changed
-    vertex whose gain, recomputed as if every higher-priority neighbouring candidate (higher
-    gain, ties by hash) had moved first, is positive. Clears the changed flags; returns how many."""
-    npend = 0
-    for i in range(nch):
-        v = changed_list[i]
-        changed[v] = False
-        if cand[v]:
-            npend = _flag(v, pending, pending_list, npend)
-        for e in range(indptr[v], indptr[v + 1]):
-            if cand[indices[e]]:
-                npend = _flag(indices[e], pending, pending_list, npend)
+def _lp_moves_nb(indptr, indices, ewgt, parts, bnd, nb, dest, conn_dest, conn_own, c, prio_key, cand, moved):
+    """Fill moved with the listed vertices that move this iteration (candidates that survive
+    the afterburner), in list order; returns how many."""
+    for i in range(nb):
+        v = bnd[i]
+        cand[v] = dest[v] >= 0 and -(conn_dest[v] - conn_own[v]) < np.floor(c * conn_own[v])
     nm = 0
-    for i in range(npend):
-        v = pending_list[i]
-        pending[v] = False
+    for i in range(nb):
+        v = bnd[i]
+        if not cand[v]:
+            continue
         gv = conn_dest[v] - conn_own[v]
         hv = hash64_at(v, prio_key)
         new_gain = 0.0
@@ -177,6 +152,8 @@ def _afterburner(indptr, indices, ewgt, parts, changed_list, nch, changed, cand,
         if new_gain > 0:
             moved[nm] = v
             nm += 1
+    for i in range(nb):
+        cand[bnd[i]] = False
     return nm
 
 
@@ -184,27 +161,20 @@ def _afterburner(indptr, indices, ewgt, parts, changed_list, nch, changed, cand,
 def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience, c, min_improvement):
     """The loop of _jet_xp as one kernel (p is changed); returns the best partition seen.
 
-    Incremental: see the comment above _rescan.
+    Each iteration scans the boundary vertices only (interior ones have no move), kept in a
+    list that the moved vertices' neighbourhoods extend: O(boundary) instead of O(m) work.
     """
     n = p.shape[0]
     k = maxw.shape[0]
     locked = np.zeros(n, dtype=np.bool_)
+    in_list = np.zeros(n, dtype=np.bool_)
     cand = np.zeros(n, dtype=np.bool_)
-    dest = np.full(n, -1, dtype=np.int64)
-    conn_dest = np.zeros(n, dtype=np.float64)
-    conn_own = np.zeros(n, dtype=np.float64)
-    out_w = np.zeros(n, dtype=np.float64)       # weight of v's edges to other blocks
-    maybe_boundary = np.ones(n, dtype=np.bool_)  # flags every boundary vertex (rebalancing's hint)
-    dirty = np.ones(n, dtype=np.bool_)
-    dirty_list = np.arange(n)                    # the first iteration scans every vertex
-    nd = n
-    changed = np.zeros(n, dtype=np.bool_)
-    changed_list = np.empty(n, dtype=np.int64)
-    nch = 0
-    pending = np.zeros(n, dtype=np.bool_)
-    pending_list = np.empty(n, dtype=np.int64)
+    bnd = np.empty(n, dtype=np.int64)
     moved = np.empty(n, dtype=np.int64)
-    acc = np.zeros(k, dtype=np.float64)
+    dest = np.full(n, -1, dtype=np.int64)
+    conn_dest = np.zeros(n, dtype=ewgt.dtype)
+    conn_own = np.zeros(n, dtype=ewgt.dtype)
+    acc = np.zeros(k, dtype=ewgt.dtype)
     touched = np.empty(k, dtype=np.int64)
     everywhere = np.ones(k, dtype=np.bool_)
     log = np.empty(n, dtype=np.int64)        # vertices moved by rebalancing
@@ -212,10 +182,8 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
     logged = np.zeros(n, dtype=np.bool_)
     wdeg = np.empty(0, dtype=np.float64)     # weighted degrees, computed when first needed
     members = block_members(p, k)
+    nb = boundary_from_scratch(indptr, indices, p, bnd, in_list)
     bw = host_block_weights(p, vwgt, k)
-    dest_key = stream_key_at(seed, _STREAM_DEST)
-    prio_key = stream_key_at(seed, _STREAM_PRIORITY)
-    two_cut = 0.0
     nm = 0                                   # vertices moved (and locked) by the last iteration
     best = p.copy()
     best_over = np.inf
@@ -225,19 +193,14 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
         if (bw > maxw).any():
             if wdeg.shape[0] == 0:
                 wdeg = host_weighted_degree(indptr, ewgt)
-            bw = rebalance_nb(indptr, indices, ewgt, vwgt, p, maxw, seed + 7919 * it, _REBALANCE_ROUNDS,
-                              log, nlog, logged, wdeg, maybe_boundary, members)
+            bw, nb = rebalance_nb(indptr, indices, ewgt, vwgt, p, maxw, seed + 7919 * it, _REBALANCE_ROUNDS,
+                                  log, nlog, logged, wdeg, bnd, nb, in_list, members)
             for i in range(nlog[0]):
-                v = log[i]
-                logged[v] = False
-                nch = _flag(v, changed, changed_list, nch)
-            nd = extend_boundary(indptr, indices, log, 0, nlog[0], dirty_list, nd, dirty)
+                logged[log[i]] = False
             nlog[0] = 0
-        nch, delta = _rescan(indptr, indices, ewgt, p, k, c, dirty_list, nd, dirty, locked, dest_key, dest,
-                             conn_dest, conn_own, out_w, maybe_boundary, cand, changed_list, nch, changed, acc,
-                             touched, everywhere)
-        nd = 0
-        two_cut += delta
+        nb, two_cut = _scan(indptr, indices, ewgt, p, k, bnd, nb, in_list, locked,
+                            stream_key_at(seed, _STREAM_DEST + it), dest, conn_dest, conn_own, acc, touched,
+                            everywhere)
         cut = two_cut / 2
         over = host_overload(bw, maxw)
         if over < best_over or (over == best_over and cut < best_cut):
@@ -250,12 +213,10 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
             stale += 1
         if stale >= patience or it == max_iterations:
             break
-        for i in range(nm):                  # unlocked: their destinations are recomputed next time
+        for i in range(nm):
             locked[moved[i]] = False
-            nd = _flag(moved[i], dirty, dirty_list, nd)
-        nm_new = _afterburner(indptr, indices, ewgt, p, changed_list, nch, changed, cand, dest, conn_dest,
-                              conn_own, prio_key, pending, pending_list, moved)
-        nch = 0
+        nm_new = _lp_moves_nb(indptr, indices, ewgt, p, bnd, nb, dest, conn_dest, conn_own, c,
+                              stream_key_at(seed, _STREAM_PRIORITY + it), cand, moved)
         if nm_new == 0 and nm == 0:
             break                            # nothing left to try: a local optimum of this search
         nm = nm_new
@@ -266,9 +227,7 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
             relink(v, p[v], dest[v], members)
             p[v] = dest[v]
             locked[v] = True
-            nch = _flag(v, changed, changed_list, nch)
-        nd = extend_boundary(indptr, indices, moved, 0, nm, dirty_list, nd, dirty)
-        flag_neighbourhoods(indptr, indices, moved, 0, nm, maybe_boundary)   # before rebalancing reads it
+        nb = extend_boundary(indptr, indices, moved, 0, nm, bnd, nb, in_list)
     return best
 
 
@@ -303,7 +262,7 @@ def _jet_xp(graph, p, k, lmax, seed, max_iterations, patience, negative_gain_fac
             p = be.to_device(rebalance(graph, p, k, lmax, seed=seed + 7919 * it, method="xp"))
             bw = block_weights(graph, p, k)
         dest, conn_dest, conn_own = best_destinations(
-            graph, p, k, ~locked, everywhere, seed=seed, stream=_STREAM_DEST, rows=rows,
+            graph, p, k, ~locked, everywhere, seed=seed, stream=_STREAM_DEST + it, rows=rows,
             method="xp")
         cut = (two_total - conn_own.sum()) / 2
         score = (float(overload(bw, lmax)), float(cut))
@@ -312,7 +271,7 @@ def _jet_xp(graph, p, k, lmax, seed, max_iterations, patience, negative_gain_fac
             best, best_score = p.copy(), score
         if stale >= patience or it == max_iterations:
             break
-        moved = _lp_moves(graph, p, dest, conn_dest, conn_own, negative_gain_factor, seed)
+        moved = _lp_moves(graph, p, dest, conn_dest, conn_own, negative_gain_factor, seed, it)
         if moved.shape[0] == 0 and not bool(locked.any()):
             break                            # nothing left to try: a local optimum of this search
         p[moved] = dest[moved]
@@ -320,7 +279,7 @@ def _jet_xp(graph, p, k, lmax, seed, max_iterations, patience, negative_gain_fac
         locked[moved] = True
     return best
 
-def _lp_moves(graph, parts, dest, conn_dest, conn_own, c, seed):
+def _lp_moves(graph, parts, dest, conn_dest, conn_own, c, seed, it):
     """Vertices that move this iteration: candidates that survive the afterburner."""
     be = graph.backend
     xp = be.xp
@@ -335,7 +294,7 @@ def _lp_moves(graph, parts, dest, conn_dest, conn_own, c, seed):
     entries, local = gather_rows(graph, cv)
     v = cv[local]
     u = graph.indices[entries].astype(xp.int64)
-    prio = be.hash64(seed, _STREAM_PRIORITY, xp.arange(graph.n, dtype=xp.int64))
+    prio = be.hash64(seed, _STREAM_PRIORITY + it, xp.arange(graph.n, dtype=xp.int64))
     gu, gv = gain[u], gain[v]
     first = cand[u] & ((gu > gv) | ((gu == gv) & ((prio[u] < prio[v]) | ((prio[u] == prio[v]) & (u < v)))))
     where_u = xp.where(first, dest[u], parts[u])

@@ -16,7 +16,7 @@ import numpy as np
 from numba import njit
 
 from ..backend.rng import hash32_at, stream_key_at
-from .boundary import flag_neighbourhoods
+from .boundary import extend_boundary
 from .destinations import best_destinations, row_ids, vertex_destination
 from .selection import cheapest_covering, lexsort
 from .state import (block_members, block_weights, bounds_array, cast_like, check_partition, device_bounds,
@@ -122,8 +122,8 @@ def _rebalance_round(graph, parts, k, lmax, bw, seed, rnd, rows, method):
 
 # ---- parallel rounds: compiled formulation (CPU), same moves as _rebalance_round ------------
 @njit(cache=True)
-def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, log, nlog, logged, wdeg,
-                       maybe_boundary, members):
+def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, log, nlog, logged, wdeg, in_list,
+                       members):
     """One round of _rebalance_round as one kernel; parts, bw and members change in place;
     returns the number of moves.
 
@@ -131,7 +131,7 @@ def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, 
     overweight blocks only, not a pass over all n vertices (k = 32: 1/32 of them, and Jet
     rebalances a few rounds in nearly every iteration).
 
-    Vertices not flagged in ``maybe_boundary`` are known to be interior: their loss is their whole
+    Vertices not flagged in ``in_list`` are known to be interior: their loss is their whole
     weighted degree ``wdeg`` and they have no adjacent destination, so their rows are not
     scanned (most candidates, on meshes). Selecting the movers takes
     O(candidates x log(movers)) (selection.cheapest_covering), not a sort of every
@@ -175,7 +175,7 @@ def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, 
     first = np.zeros(k + 1, dtype=np.int64)        # candidates grouped by block: counting sort
     for i in range(nc):
         v = cand[i]
-        if maybe_boundary[v]:
+        if in_list[v]:
             d, cd, co, _ = vertex_destination(v, indptr, indices, ewgt, parts, k, True, receivers, dest_key,
                                               acc, touched)
         else:
@@ -303,13 +303,14 @@ def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, 
 
 
 @njit(cache=True)
-def rebalance_nb(indptr, indices, ewgt, vwgt, parts, maxw, seed, max_rounds, log, nlog, logged, wdeg, maybe_boundary,
-                 members):
+def rebalance_nb(indptr, indices, ewgt, vwgt, parts, maxw, seed, max_rounds, log, nlog, logged, wdeg, listed,
+                 nlisted, in_list, members):
     """Parallel rounds until balanced or stuck (the compiled loop of ``rebalance``); in place.
 
-    maybe_boundary must flag every boundary vertex (unflagged ones are known interior); the
-    moved vertices' neighbourhoods are flagged after each round, so it still does on return.
-    Returns the block weights; moved vertices are logged as in rebalance_round_nb.
+    listed[:nlisted] (flags in_list) must hold every boundary vertex; the moved vertices'
+    neighbourhoods are added to it after each round, so it still does on return. Returns the
+    block weights and the list's new length; moved vertices are logged as in
+    rebalance_round_nb.
     """
     bw = host_block_weights(parts, vwgt, maxw.shape[0])
     for rnd in range(max_rounds):
@@ -317,11 +318,11 @@ def rebalance_nb(indptr, indices, ewgt, vwgt, parts, maxw, seed, max_rounds, log
             break
         before = nlog[0]
         moved = rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, log, nlog, logged,
-                                   wdeg, maybe_boundary, members)
+                                   wdeg, in_list, members)
         if moved == 0:
             break
-        flag_neighbourhoods(indptr, indices, log, before, nlog[0], maybe_boundary)
-    return bw
+        nlisted = extend_boundary(indptr, indices, log, before, nlog[0], listed, nlisted, in_list)
+    return bw, nlisted
 
 
 # ---- public entry point -----------------------------------------------------------------------
@@ -349,7 +350,7 @@ def rebalance(graph, parts, k, max_block_weight, *, seed=0, max_rounds=MAX_ROUND
         maxw = bounds_array(max_block_weight, k)
         n = p.shape[0]
         rebalance_nb(indptr, indices, ewgt, vwgt, p, maxw, int(seed), int(max_rounds), np.empty(n, np.int64),
-                     np.zeros(1, np.int64), np.zeros(n, np.bool_), np.zeros(n), np.ones(n, np.bool_),
+                     np.zeros(1, np.int64), np.zeros(n, np.bool_), np.zeros(n), np.arange(n), n, np.ones(n, np.bool_),
                      block_members(p, k))
         return cast_like(parts, p, be)
     rows = row_ids(graph)
