@@ -186,6 +186,18 @@ def test_suitor_kernels_on_unsorted_rows_and_asymmetric_ratings(g, seed, jitter,
     _assert_same_b(*_b_both(g, 2, rating, monkeypatch))
 
 
+def test_suitor_kernels_on_a_path_with_increasing_weights(monkeypatch):
+    """A pair or two matched a round (n/2 rounds): the kernels' rounds touch only the
+    vertices with work, so the same rounds and stats come at linear total cost."""
+    n = 400
+    g = Graph.from_edges(np.arange(n - 1), np.arange(1, n), np.arange(1, n), n=n)
+    for name in ("suitor", "locally_dominant"):
+        kernel, whole_array = _both(name, g, 0, "weight", monkeypatch)
+        _assert_same(kernel, whole_array)
+        assert kernel.stats["rounds"] >= n // 4
+    _assert_same_b(*_b_both(g, 1, "weight", monkeypatch))
+
+
 def test_suitor_kernels_with_negative_nan_and_infinite_ratings(monkeypatch):
     """Callable ratings may be negative, -0.0, +-inf or NaN: ``edge_priority`` puts NaN last
     (its sort of -r does), equal ratings (0.0 == -0.0) tie on the (min, max) pair."""

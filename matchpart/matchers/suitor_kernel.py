@@ -25,6 +25,9 @@ from .ratings import upper_edge_ratings
 # was no faster on rmat's coarse levels)
 _SHORT_ROW = 24
 _U64_MAX = np.uint64(0xFFFFFFFFFFFFFFFF)
+# LD finds its next affected vertices by a pass over the alive ones until a round scans
+# fewer than 1/_SPARSE_SHARE of them, then from the few it touched (see the kernel)
+_SPARSE_SHARE = 16
 
 
 def priority_keys(ratings):
@@ -293,29 +296,38 @@ def locally_dominant_kernel(indptr, nbr, window0, growth):
     which doubles); mutual candidates match; vertices without entries left drop out.
     Freeness is read at the round's start, matches are applied after all candidates are
     known, and the next round's affected vertices after all matches.
+
+    The next affected vertices come from a pass over the alive ones (in vertex order, which
+    keeps the next scan's reads local) while the affected are a fair share of them; after
+    a round with few, from the affected and the neighbours of the vertices just matched
+    (among whom are all that chose one of them), so that a round costs its work, not
+    O(alive): no quadratic total on inputs that match a pair a round (a path with
+    increasing weights).
     """
     n = indptr.shape[0] - 1
     mate = np.full(n, -1, dtype=np.int64)
     cand = np.full(n, -1, dtype=np.int64)
     ptr = indptr[:-1].copy()
     window = np.full(n, window0, dtype=np.int64)
-    affected = np.zeros(n, dtype=np.bool_)
-    alive = np.empty(n, dtype=np.int64)
+    listed = np.zeros(n, dtype=np.int64)  # the round whose next scan list holds a vertex
+    alive = np.empty(n, dtype=np.int64)   # (kept while passing over it pays)
+    scan = np.empty(n, dtype=np.int64)    # this round's affected vertices
+    nxt = np.empty(n, dtype=np.int64)
+    pairs = np.empty(n, dtype=np.int64)   # one end of each pair matched in this round
     na = 0
     for v in range(n):
         if indptr[v + 1] > indptr[v]:
-            alive[na] = v
-            affected[v] = True
+            alive[na] = scan[na] = v
             na += 1
+    ns = na
+    dense = True
     counts = np.zeros(64, dtype=np.int64)
     matched = np.zeros(64, dtype=np.int64)
     total = 0
     rounds = 0
-    while na > 0:
-        for j in range(na):
-            x = alive[j]
-            if not affected[x]:
-                continue
+    while na > 0 and ns > 0:
+        for j in range(ns):
+            x = scan[j]
             p = ptr[x]
             hi = min(p + window[x], indptr[x + 1])
             f = -1
@@ -331,27 +343,58 @@ def locally_dominant_kernel(indptr, nbr, window0, growth):
                 window[x] *= growth
                 cand[x] = -1
         # a new mutual pair has a member that chose its candidate in this round
-        for j in range(na):
-            x = alive[j]
+        npairs = 0
+        for j in range(ns):
+            x = scan[j]
             c = cand[x]
-            if affected[x] and c >= 0 and cand[c] == x and mate[x] < 0:
+            if c >= 0 and cand[c] == x and mate[x] < 0:
                 mate[x] = c
                 mate[c] = x
-                total += 2
+                pairs[npairs] = x
+                npairs += 1
+        total += 2 * npairs
         counts = _grown(counts, rounds + 1)
         matched = _grown(matched, rounds + 1)
         counts[rounds] = na
         matched[rounds] = total
         rounds += 1
-        k = 0
-        for j in range(na):
-            x = alive[j]
-            if mate[x] >= 0 or ptr[x] >= indptr[x + 1]:
-                affected[x] = False
-                continue
-            c = cand[x]
-            affected[x] = c < 0 or mate[c] >= 0
-            alive[k] = x
-            k += 1
-        na = k
+        dense = dense and ns * _SPARSE_SHARE >= na
+        nn = 0
+        if dense:  # a pass over the alive: drop the matched and exhausted, list the affected
+            k = 0
+            for j in range(na):
+                x = alive[j]
+                if mate[x] >= 0 or ptr[x] >= indptr[x + 1]:
+                    continue
+                alive[k] = x
+                k += 1
+                c = cand[x]
+                if c < 0 or mate[c] >= 0:
+                    nxt[nn] = x
+                    nn += 1
+            na = k
+        else:  # the scanned vertices still alive, and those whose candidate was just matched
+            na -= 2 * npairs
+            for j in range(ns):
+                x = scan[j]
+                if mate[x] >= 0:
+                    continue
+                if ptr[x] >= indptr[x + 1]:  # no entries left: never matched
+                    na -= 1
+                    continue
+                c = cand[x]
+                if c < 0 or mate[c] >= 0:
+                    listed[x] = rounds
+                    nxt[nn] = x
+                    nn += 1
+            for i in range(2 * npairs):
+                c = pairs[i // 2] if i % 2 == 0 else mate[pairs[i // 2]]
+                for e in range(indptr[c], indptr[c + 1]):
+                    y = nbr[e]
+                    if cand[y] == c and mate[y] < 0 and listed[y] != rounds:
+                        listed[y] = rounds
+                        nxt[nn] = y
+                        nn += 1
+        scan, nxt = nxt, scan
+        ns = nn
     return mate, counts[:rounds], matched[:rounds]
