@@ -4,10 +4,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from .coarsen.contract import contract_arrays
 from .io import as_graph
+from .jit import njit
 from .metrics import block_bounds
 from .refine import gain_cache as gc
 from .refine.fm import host_arrays, induced_subgraph, pairwise_arrays, refine_arrays, refine_nb

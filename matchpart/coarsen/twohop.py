@@ -8,9 +8,9 @@ up in the same block anyway in any good partition.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ..backend import rng as _rng
+from ..jit import njit
 
 # Hash-RNG stream for the tie-break between equally heavy hub candidates.
 HUB_STREAM = 0x2409

@@ -12,11 +12,11 @@ import logging
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
 
 from .. import backend, csrcheck
 from ..errors import GraphError, GraphFormatError
 from ..graph import Graph
+from ..jit import njit
 from .source import read_bytes
 from .text import MAX_DIGITS, MAX_WEIGHT_TOTAL, format_int_lines, token_error
 

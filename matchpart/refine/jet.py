@@ -17,9 +17,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from ..backend.rng import hash64_at, stream_key_at
+from ..jit import njit
 from .destinations import best_destinations, gather_rows, row_ids, vertex_destination
 from .kway_fm import _has_other_block
 from .rebalance import MAX_ROUNDS as _REBALANCE_ROUNDS

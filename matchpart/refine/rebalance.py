@@ -13,9 +13,9 @@ least_loss.py.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ..backend.rng import hash32_at, stream_key_at
+from ..jit import njit
 from .destinations import best_destinations, row_ids, vertex_destination
 from .state import (block_weights, bounds_array, cast_like, check_partition, device_bounds, host_arrays,
                     host_block_weights)
