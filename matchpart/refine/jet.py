@@ -236,7 +236,8 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
         over = host_overload(bw, maxw)
         if over < best_over or (over == best_over and cut < best_cut):
             improved = over < best_over or cut < (1.0 - min_improvement) * best_cut
-            best[:] = p
+            for v in range(n):   # not `best[:] = p`: that compiles numba's shape-error path (seconds, cold)
+                best[v] = p[v]
             best_over = over
             best_cut = cut
             stale = 0 if improved else stale + 1
