@@ -10,14 +10,35 @@ Calls between kernels decorated here are typed with the plain types, as calls fr
 No kernel of the package dispatches on literal values (``numba.literally``), so nothing
 depends on them.
 
+Loading a kernel from numba's on-disk cache also skips numba's refresh of its compiler
+context (the import and registration of every lowering registry numba has, scipy.linalg
+included: half a second of CPU, half of the warm command line's start-up), which only
+compiling needs; numba does the refresh itself before it compiles anything.
+
 Use it exactly as ``numba.njit``: ``@njit(cache=True)``.
 """
 from __future__ import annotations
 
 from numba.core import config, types
+from numba.core.caching import FunctionCache
+from numba.core.runtime import rtsys
 from numba.core.target_extension import resolve_dispatcher_from_str
 
 _Base = resolve_dispatcher_from_str("cpu")
+
+
+class _Cache(FunctionCache):
+    """numba's per-function disk cache, loading without the compiler context's refresh."""
+
+    def load_overload(self, sig, target_context):
+        # what cached machine code needs: the runtime's symbols (numba's C helpers are
+        # registered when the context is created)
+        rtsys.initialize(target_context)
+        try:
+            with self._guard_against_spurious_io_errors():
+                return self._load_overload(sig, target_context)
+        except Exception:   # whatever went wrong, numba's own way (refresh first) decides
+            return super().load_overload(sig, target_context)
 
 
 class _PlainTypesDispatcher(_Base):
@@ -27,6 +48,9 @@ class _PlainTypesDispatcher(_Base):
         args = tuple(types.unliteral(a) for a in args)
         kws = {name: types.unliteral(a) for name, a in kws.items()}
         return super().get_call_template(args, kws)
+
+    def enable_caching(self):
+        self._cache = _Cache(self.py_func)
 
 
 def njit(function=None, *, cache=False, locals=None, boundscheck=None, **options):
