@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from numba import njit
+from ..jit import njit
 
 from .. import backend as _backend
 from .ratings import edge_priority

@@ -16,7 +16,7 @@ descending, neighbour ascending) on its own, and the rounds compare (key, other 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from ..jit import njit
 
 from .local_max import _float_order_keys
 from .ratings import upper_edge_ratings

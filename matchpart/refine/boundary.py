@@ -8,7 +8,7 @@ meet them. ``in_list`` flags the listed vertices, so nothing is listed twice.
 """
 from __future__ import annotations
 
-from numba import njit
+from ..jit import njit
 
 
 @njit(cache=True)

@@ -6,10 +6,10 @@ cache of gain_cache.py) and fm2.py (two blocks), the least-loss rebalancer in re
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ..errors import MatchpartError
 from ..io import as_graph
+from ..jit import njit
 from . import gain_cache as gc
 from .boundary import on_boundary
 from .fm2 import fm2_pass

@@ -17,9 +17,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from ..backend.rng import hash64_at, stream_key_at
+from ..jit import njit
 from .boundary import boundary_from_scratch, extend_boundary, on_boundary
 from .destinations import best_destinations, gather_rows, row_ids, vertex_destination
 from .rebalance import MAX_ROUNDS as _REBALANCE_ROUNDS
@@ -205,7 +205,8 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
         over = host_overload(bw, maxw)
         if over < best_over or (over == best_over and cut < best_cut):
             improved = over < best_over or cut < (1.0 - min_improvement) * best_cut
-            best[:] = p
+            for v in range(n):   # not `best[:] = p`: that compiles numba's shape-error path (seconds, cold)
+                best[v] = p[v]
             best_over = over
             best_cut = cut
             stale = 0 if improved else stale + 1

@@ -9,8 +9,8 @@ while the cut is minimised. Every pass or search rolls back to its best prefix.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ..jit import njit
 from . import gain_cache as gc
 from .boundary import on_boundary
 from .heap import heap_pop, heap_remove, heap_set, new_heap

@@ -13,9 +13,9 @@ least_loss.py.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ..backend.rng import hash32_at, stream_key_at
+from ..jit import njit
 from .boundary import extend_boundary
 from .destinations import best_destinations, row_ids, vertex_destination
 from .selection import cheapest_covering, lexsort

@@ -6,7 +6,7 @@ are plain loops: numba's own sorts cost seconds of compile time each.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from ..jit import njit
 
 
 @njit(cache=True)

@@ -8,10 +8,10 @@ integer weights whose total stays below 2**53.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from .. import metrics
 from ..io import as_graph
+from ..jit import njit
 
 
 def block_weights(graph, parts, k):
