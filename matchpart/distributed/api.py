@@ -32,6 +32,7 @@ GATHER_MIN = 4000
 # ranks' level seeds do not collide with the single-process run's cycle seeds).
 RANK_SEED_STRIDE = 1_000_003
 MATCHERS = ("local_max", "karp_sipser")
+DISTRIBUTIONS = {"local_max": ("1d",), "karp_sipser": ("1d", "2d")}
 COARSENING_MATCHERS = ("local_max",)   # karp_sipser ignores weights: no use for coarsening
 
 
@@ -49,19 +50,29 @@ def _check_matcher(matcher, allowed=MATCHERS):
         raise ValueError(f"matcher {matcher!r} has no distributed version here; choose one of {', '.join(allowed)}")
 
 
-def match(source, matcher="local_max", *, rating="weight", seed=0, comm=None, root=0):
+def match(source, matcher="local_max", *, rating="weight", seed=0, distribution="1d", comm=None, root=0):
     """A matching of the distributed graph (path, spec, Graph on rank 0, or DistGraph).
 
-    Returns the whole mate array (numpy int64, -1 = unmatched) on ``root``, None elsewhere;
-    it equals ``matchpart.match(graph, matcher, rating=rating, seed=seed).mate``. Matchers:
-    "local_max" (seed 001) and "karp_sipser" (seed 002's BSP supersteps; ignores ``rating``).
+    Returns the whole mate array (numpy int64, -1 = unmatched) on ``root``, None elsewhere.
+    Matchers: "local_max" (seed 001; equals ``matchpart.match(graph, "local_max",
+    rating=rating, seed=seed).mate`` for any number of ranks) and "karp_sipser" (seed 002's
+    BSP supersteps; ignores ``rating``). ``distribution``: "1d" (rows whole on their owner;
+    karp_sipser then equals the shared-memory karp_sipser) or, for karp_sipser, "2d" (the
+    edges spread over a pr x pc grid of ranks, ``EdgeDist``; a valid maximal matching of
+    about the same cardinality, not the same one).
     """
     c = as_comm(comm)
     with c.collectively():
         _check_matcher(matcher)
+        if distribution not in DISTRIBUTIONS[matcher]:
+            raise ValueError(f"distribution {distribution!r} is not available for {matcher}; choose one of "
+                             f"{', '.join(DISTRIBUTIONS[matcher])}")
     g = load(source, c)
     with c.phase("matching"):
-        if matcher == "karp_sipser":
+        if matcher == "karp_sipser" and distribution == "2d":
+            from .karp_sipser2d import karp_sipser_2d
+            mate, _ = karp_sipser_2d(g, seed=seed)
+        elif matcher == "karp_sipser":
             from .karp_sipser import karp_sipser
             mate, _ = karp_sipser(g, seed=seed)
         else:

@@ -86,6 +86,21 @@ class Comm:
             out.append(recv)
         return out
 
+    def exchange_packed(self, dest, *columns):
+        """``exchange`` for int64 columns in one all-to-all (one latency instead of one per
+        column: BSP supersteps send several short columns every few microseconds of work).
+        Returns (source rank of each received row, then the received columns)."""
+        k = len(columns)
+        order = np.argsort(dest, kind="stable")
+        counts = np.bincount(dest, minlength=self.size)
+        rows = np.empty((order.shape[0], k), dtype=np.int64)
+        for i, col in enumerate(columns):
+            rows[:, i] = np.asarray(col, dtype=np.int64)[order]
+        recv, rcounts = self.alltoallv(rows.reshape(-1), counts * k)
+        recv = recv.reshape(-1, k)
+        src = np.repeat(np.arange(self.size, dtype=np.int64), rcounts // k)
+        return (src, *(recv[:, i] for i in range(k)))
+
     def allreduce(self, value, op="sum"):
         MPI = mpi()
         ops = {"sum": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN}
