@@ -170,6 +170,25 @@ def check_partitions(ratios):
             ratios[n] = res.cut / matchpart.partition(g, 8).cut
 
 
+def check_local_fm():
+    # rank-local FM with frozen interfaces and per-rank room: never a higher cut, never
+    # unbalanced, on a partition with room for improvement (fast preset: no FM of its own)
+    from matchpart.distributed.fm import local_fm
+    path = os.path.join(shared, "4elt.graph")
+    g = load(path, c)
+    whole = matchpart.load_graph(path)
+    start = c.comm.bcast(np.asarray(matchpart.partition(whole, 8, preset="fast", seed=5).parts) if c.rank == 0
+                         else None)
+    lmax = metrics.max_block_weight(whole.total_vwgt, 8, 0.03)
+    parts = local_fm(g, start[g.first:g.last], 8, lmax, seed=1, passes=2)
+    full = g.gather_values(parts)
+    if c.rank == 0:
+        before, after = metrics.edge_cut(whole, start), metrics.edge_cut(whole, full)
+        checks["local fm cut"] = bool(after <= before)
+        checks["local fm improves"] = bool(after < before)
+        checks["local fm balanced"] = bool(metrics.is_balanced(whole, full, 8, 0.03))
+
+
 def check_errors():
     # a bad token on the last line: only the last rank sees it, every rank must raise it
     try:
@@ -213,7 +232,8 @@ c.comm.Barrier()
 
 seconds = {}
 ratios = {}
-for check in (check_matchings, check_karp_sipser_2d, check_hash_collisions, check_read_and_contract, check_errors) \
+for check in (check_matchings, check_karp_sipser_2d, check_hash_collisions, check_read_and_contract, check_local_fm,
+              check_errors) \
         + ((lambda: check_partitions(ratios)),) * do_partition:
     t0 = time.perf_counter()
     check()

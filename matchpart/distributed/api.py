@@ -19,6 +19,7 @@ from ..presets import get_preset
 from . import refine
 from .comm import DistributedError, as_comm
 from .contract import contract, project
+from .fm import local_fm
 from .matching import local_max
 from .read import load
 
@@ -132,7 +133,7 @@ def _solve_coarsest(g, k, eps, lmax, pre, rating, seed):
 
 
 def partition(source, k, *, eps=0.03, seed=0, rating="expansion_star2", preset="default", matcher="local_max",
-              comm=None, root=0):
+              comm=None, root=0, use_fm=True):
     """Partition a graph on all ranks of ``comm`` (default COMM_WORLD) into ``k`` blocks of
     weight <= (1 + eps) * ceil(W / k). ``source``: a path (METIS files are read in parallel),
     a generator spec, a Graph on rank 0, or a DistGraph. Returns a DistributedResult on
@@ -165,6 +166,9 @@ def partition(source, k, *, eps=0.03, seed=0, rating="expansion_star2", preset="
             fine, cid = hierarchy[depth]
             parts = project(hierarchy[depth + 1][0], cid, parts)
             parts = refine.jet(fine, parts, k, lmax, seed=seed + depth)
+            if use_fm:
+                parts = local_fm(fine, parts, k, lmax, seed=seed + depth, passes=pre.fm_passes,
+                                 localized=pre.fm_localized)
         bw = refine.block_weights(g, parts, k)
         if (bw > lmax).any():
             parts = refine.rebalance(g, parts, k, lmax, seed=seed)
