@@ -170,6 +170,35 @@ def check_partitions(ratios):
             ratios[n] = res.cut / matchpart.partition(g, 8).cut
 
 
+def check_two_hop():
+    # distributed two-hop pairs == the single-process two_hop_pairs for the same mate and
+    # seed; contraction with pairs that are not edges == the single-process contraction
+    from matchpart.coarsen.twohop import two_hop_pairs
+    from matchpart.distributed.twohop import two_hop
+    for name in [os.path.join(shared, "PGPgiantcompo.graph"), os.path.join(shared, "example_weighted.graph"),
+                 os.path.join(tmp, "commented.graph"), "ba:3000:1"]:
+        if not os.path.exists(name) and ":" not in name:
+            continue
+        whole = matchpart.load_graph(name) if c.rank == 0 else None
+        g = load(name if ":" not in name else whole, c)
+        cap = 1.5 * g.total_vwgt / 200
+        mate, _ = local_max(g, rating="expansion_star2", seed=2, cap=cap)
+        paired = two_hop(g, mate, cap, seed=4)
+        coarse, cid = contract(g, paired)
+        full_mate, full_paired = g.gather_values(mate), g.gather_values(paired)
+        cg, full_cid = coarse.gather_graph(root=0), g.gather_values(cid)
+        if c.rank == 0:
+            tag = os.path.basename(name)
+            ref = np.asarray(two_hop_pairs(whole, full_mate, cap, seed=4))
+            checks[f"two hop {tag}"] = bool(np.array_equal(full_paired, ref)
+                                            and (ref >= 0).sum() > (full_mate >= 0).sum())
+            mapping, nc = mapping_from_matching(ref, whole.backend)
+            rc = single_contract(whole, mapping, nc)
+            checks[f"two hop contract {tag}"] = bool(np.array_equal(full_cid, mapping) and all(
+                np.array_equal(np.asarray(a), np.asarray(b)) for a, b in
+                ((cg.indptr, rc.indptr), (cg.indices, rc.indices), (cg.ewgt, rc.ewgt), (cg.vwgt, rc.vwgt))))
+
+
 def check_local_fm():
     # rank-local FM with frozen interfaces and per-rank room: never a higher cut, never
     # unbalanced, on a partition with room for improvement (fast preset: no FM of its own)
@@ -232,8 +261,8 @@ c.comm.Barrier()
 
 seconds = {}
 ratios = {}
-for check in (check_matchings, check_karp_sipser_2d, check_hash_collisions, check_read_and_contract, check_local_fm,
-              check_errors) \
+for check in (check_matchings, check_karp_sipser_2d, check_hash_collisions, check_read_and_contract, check_two_hop,
+              check_local_fm, check_errors) \
         + ((lambda: check_partitions(ratios)),) * do_partition:
     t0 = time.perf_counter()
     check()

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import metrics
-from ..coarsen.hierarchy import CAP_FACTOR, MAX_LEVELS, MIN_SHRINK, level_seed_of
+from ..coarsen.hierarchy import CAP_FACTOR, MAX_LEVELS, MIN_SHRINK, UNMATCHED_FOR_TWO_HOP, level_seed_of
 from ..pipeline import PartitionResult, _check_k_eps
 from ..presets import get_preset
 from . import refine
@@ -22,6 +22,7 @@ from .contract import contract, project
 from .fm import local_fm
 from .matching import local_max
 from .read import load
+from .twohop import two_hop
 
 # Coarsening stops once the graph has at most max(GATHER_MIN, coarsen_to * P) vertices, and
 # every rank then holds a copy of it. coarsen_to * P (the rule) keeps the replicated
@@ -92,8 +93,16 @@ def _coarsen(g, k, pre, rating, seed, timings, levels):
         if g.n <= gather_at:
             break
         t0 = time.perf_counter()
+        level_seed = level_seed_of(seed, depth)
         with c.phase("matching"):
-            mate, st = local_max(g, rating=rating, seed=level_seed_of(seed, depth), cap=cap)
+            mate, st = local_max(g, rating=rating, seed=level_seed, cap=cap)
+            # two-hop pairing when the matching left many vertices free (the single-process
+            # match_level's rule, and the same pairs)
+            matched = c.allreduce(int((mate >= 0).sum()))
+            two_hop_fraction = 0.0
+            if g.n - matched > UNMATCHED_FOR_TWO_HOP * g.n:
+                mate = two_hop(g, mate, cap, seed=level_seed)
+                two_hop_fraction = (c.allreduce(int((mate >= 0).sum())) - matched) / g.n
         t1 = time.perf_counter()
         with c.phase("contraction"):
             coarse, cid = contract(g, mate)
@@ -102,12 +111,12 @@ def _coarsen(g, k, pre, rating, seed, timings, levels):
         timings["contraction"] += t2 - t1
         levels.append({"n": g.n, "m": g.m, "rounds": st["rounds"],
                        "matched_fraction": st["matched_fraction"][-1] if st["matched_fraction"] else 0.0,
-                       "two_hop_fraction": 0.0, "time": t2 - t0})
+                       "two_hop_fraction": two_hop_fraction, "time": t2 - t0})
         hierarchy[-1][1] = cid
         hierarchy.append([coarse, None])
         stalled = coarse.n > MIN_SHRINK * g.n
         g = coarse
-        if stalled:  # no two-hop pairing here: the gathered graph's own V-cycle copes with it
+        if stalled:
             break
     levels.append({"n": g.n, "m": g.m, "rounds": 0, "matched_fraction": 0.0, "two_hop_fraction": 0.0,
                    "time": 0.0})
