@@ -63,7 +63,8 @@ def worker(path, k):
     wall = time.perf_counter() - t0
     res.timings["input"] = t_input
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    rows = c.comm.gather({"timings": res.timings, "bytes": dict(res.bytes_sent), "peak_mb": peak_mb,
+    rows = c.comm.gather({"timings": res.timings, "bytes": dict(res.bytes_sent),
+                          "collectives": dict(res.collectives), "peak_mb": peak_mb,
                           "base_mb": base_mb, "wall": wall, **share}, root=0)
     if c.rank == 0:
         print(json.dumps({"cut": res.cut, "feasible": res.feasible, "ranks": rows,

@@ -46,6 +46,7 @@ class Comm:
         self.rank = self.comm.Get_rank()
         self.size = self.comm.Get_size()
         self.sent = defaultdict(int)  # phase -> bytes sent by this rank
+        self.calls = defaultdict(int)  # phase -> collective operations (each a latency on every rank)
         self._phase = "other"
 
     @contextlib.contextmanager
@@ -58,6 +59,7 @@ class Comm:
 
     def _count(self, nbytes):
         self.sent[self._phase] += int(nbytes)
+        self.calls[self._phase] += 1
 
     # ---- collectives on numpy arrays ---------------------------------------------------
     def alltoallv(self, send, counts):
@@ -142,14 +144,14 @@ class Comm:
             out = np.empty(int(counts.sum()), dtype=array.dtype)
             displ = np.concatenate([[0], np.cumsum(counts)[:-1]])
             self.comm.Gatherv([array, mtype], [out, (counts, displ), mtype], root=root)
+            self._count(0)
             return out
         self.comm.Gatherv([array, mtype], None, root=root)
         self._count(array.nbytes)
         return None
 
     def bcast(self, obj, root=0):
-        if self.rank == root:
-            self._count(len(pickle.dumps(obj)) * (self.size - 1))
+        self._count(len(pickle.dumps(obj)) * (self.size - 1) if self.rank == root else 0)
         return self.comm.bcast(obj, root=root)
 
     # ---- errors ------------------------------------------------------------------------
