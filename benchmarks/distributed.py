@@ -75,6 +75,8 @@ def launch(path, k, ranks):
     mpiexec = Path(sys.executable).parent / "mpiexec"
     mpiexec = str(mpiexec) if mpiexec.exists() else shutil.which("mpiexec")
     env = dict(os.environ, PYTHONPATH=str(ROOT), NUMBA_NUM_THREADS="1")
+    if ranks > (os.cpu_count() or 1):   # MPICH's waiting ranks sleep instead of spinning (README)
+        env.setdefault("MPIR_CVAR_ENABLE_HEAVY_YIELD", "1")
     t0 = time.perf_counter()
     proc = subprocess.run([mpiexec, "-n", str(ranks), sys.executable, "-m", "mpi4py", __file__, "--worker",
                            str(path), str(k)], capture_output=True, text=True, env=env)

@@ -81,7 +81,7 @@ def check_karp_sipser_2d():
         if name == "ba:1500:1":
             src = whole
         tag = os.path.basename(name)
-        for seed in (0, 1):
+        for seed in (0, 1) if c.size <= 2 else (0,):   # oversubscribed launches are slow per superstep
             mate = match(src, "karp_sipser", seed=seed, distribution="2d", comm=c)
             if c.rank != 0:
                 continue
@@ -262,10 +262,9 @@ c.comm.Barrier()
 seconds = {}
 ratios = {}
 for check in (check_matchings, check_karp_sipser_2d, check_hash_collisions, check_read_and_contract, check_two_hop,
-              check_local_fm, check_errors) \
-        + ((lambda: check_partitions(ratios)),) * do_partition:
+              check_local_fm, check_errors) + (check_partitions,) * do_partition:
     t0 = time.perf_counter()
-    check()
-    seconds[getattr(check, "__name__", "check_partitions")] = round(time.perf_counter() - t0, 2)
+    check(ratios) if check is check_partitions else check()
+    seconds[check.__name__] = round(time.perf_counter() - t0, 2)
 if c.rank == 0:
     print(json.dumps({"checks": checks, "cut_ratios": ratios, "seconds": seconds}))
