@@ -38,6 +38,29 @@ def _rss_mb():
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
+class PhaseMemory:
+    """Samples this rank's resident memory every few milliseconds in a thread and keeps the
+    largest value seen in each phase of ``comm`` (an estimate: compiled kernels hold the
+    interpreter lock, so a peak inside one can be missed by a sample)."""
+
+    def __init__(self, comm, every=0.005):
+        import threading
+        self.comm, self.every, self.peak = comm, every, {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self):
+        while not self._stop.wait(self.every):
+            phase, mb = self.comm._phase, _rss_mb()
+            self.peak[phase] = max(self.peak.get(phase, 0.0), mb)
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join()
+        return {k: round(v, 1) for k, v in self.peak.items()}
+
+
 def worker(path, k):
     """Run under mpiexec: one distributed partition; rank 0 prints a JSON line with, per
     rank, phase times, bytes sent per phase, the resident memory before reading (imports,
@@ -52,6 +75,7 @@ def worker(path, k):
     c = Comm()
     c.comm.Barrier()
     base_mb = _rss_mb()
+    sampler = PhaseMemory(c)
     t0 = time.perf_counter()
     with c.phase("input"):
         g = load(path, c)
@@ -63,9 +87,10 @@ def worker(path, k):
     wall = time.perf_counter() - t0
     res.timings["input"] = t_input
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    phase_mb = sampler.stop()
     rows = c.comm.gather({"timings": res.timings, "bytes": dict(res.bytes_sent),
                           "collectives": dict(res.collectives), "peak_mb": peak_mb,
-                          "base_mb": base_mb, "wall": wall, **share}, root=0)
+                          "base_mb": base_mb, "phase_mb": phase_mb, "wall": wall, **share}, root=0)
     if c.rank == 0:
         print(json.dumps({"cut": res.cut, "feasible": res.feasible, "ranks": rows,
                           "levels": [lv["n"] for lv in res.levels], "gathered_m": res.levels[-1]["m"]}))
