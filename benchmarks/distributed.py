@@ -8,6 +8,10 @@ per phase (input, matching, contraction, initial, refinement), the slowest rank'
 the most bytes any rank sent; the peak resident memory of the largest rank; and the cut
 against ``matchpart.partition`` and pymetis (METIS) on the same graph, in this process.
 Not a test: on a machine with fewer cores than ranks, the times measure oversubscription.
+Each worker first partitions a small graph (compiling and loading the kernels), then
+measures: phase times (slowest rank), bytes sent per rank, the resident memory before
+reading (the baseline: Python, MPI, compiled kernels) and the peak, the rank's entries.
+``--json`` keeps the raw per-rank numbers for benchmarks/distributed_model.py.
 """
 from __future__ import annotations
 
@@ -28,24 +32,76 @@ sys.path.insert(0, str(ROOT))
 PHASES = ("input", "matching", "contraction", "initial", "refinement")
 
 
+def _rss_mb():
+    """Current resident set (MiB), from /proc (Linux)."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+class PhaseMemory:
+    """Samples this rank's resident memory every few milliseconds in a thread and keeps the
+    largest value seen in each phase of ``comm`` (an estimate: compiled kernels hold the
+    interpreter lock, so a peak inside one can be missed by a sample)."""
+
+    def __init__(self, comm, every=0.005):
+        import threading
+        self.comm, self.every, self.peak = comm, every, {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self):
+        while not self._stop.wait(self.every):
+            phase, mb = self.comm._phase, _rss_mb()
+            self.peak[phase] = max(self.peak.get(phase, 0.0), mb)
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join()
+        return {k: round(v, 1) for k, v in self.peak.items()}
+
+
 def worker(path, k):
-    """Run under mpiexec: one distributed partition; rank 0 prints a JSON line."""
+    """Run under mpiexec: one distributed partition; rank 0 prints a JSON line with, per
+    rank, phase times, bytes sent per phase, the resident memory before reading (imports,
+    MPI, compiled kernels: the baseline) and at the peak, and the rank's share of the graph."""
     from matchpart.distributed import partition
     from matchpart.distributed.comm import Comm
+    from matchpart.distributed.read import load
+    c = Comm()
+    warm = load("delaunay:2000", c)                 # compile and load the kernels before measuring
+    partition(warm, 4, comm=c)
+    del warm
     c = Comm()
     c.comm.Barrier()
-    res = partition(path, k, comm=c)
+    base_mb = _rss_mb()
+    sampler = PhaseMemory(c)
+    t0 = time.perf_counter()
+    with c.phase("input"):
+        g = load(path, c)
+    t_input = time.perf_counter() - t0
+    share = {"n_local": int(g.n_local), "entries": int(g.cols.shape[0]), "ghosts": int(g.ghosts.shape[0])}
+    c.comm.Barrier()
+    t0 = time.perf_counter()
+    res = partition(g, k, comm=c)
+    wall = time.perf_counter() - t0
+    res.timings["input"] = t_input
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    rows = c.comm.gather({"timings": res.timings, "bytes": dict(res.bytes_sent), "peak_mb": peak_mb}, root=0)
+    phase_mb = sampler.stop()
+    rows = c.comm.gather({"timings": res.timings, "bytes": dict(res.bytes_sent),
+                          "collectives": dict(res.collectives), "peak_mb": peak_mb,
+                          "base_mb": base_mb, "phase_mb": phase_mb, "wall": wall, **share}, root=0)
     if c.rank == 0:
         print(json.dumps({"cut": res.cut, "feasible": res.feasible, "ranks": rows,
-                          "levels": [lv["n"] for lv in res.levels]}))
+                          "levels": [lv["n"] for lv in res.levels], "gathered_m": res.levels[-1]["m"]}))
 
 
 def launch(path, k, ranks):
     mpiexec = Path(sys.executable).parent / "mpiexec"
     mpiexec = str(mpiexec) if mpiexec.exists() else shutil.which("mpiexec")
     env = dict(os.environ, PYTHONPATH=str(ROOT), NUMBA_NUM_THREADS="1")
+    if ranks > (os.cpu_count() or 1):   # MPICH's waiting ranks sleep instead of spinning (README)
+        env.setdefault("MPIR_CVAR_ENABLE_HEAVY_YIELD", "1")
     t0 = time.perf_counter()
     proc = subprocess.run([mpiexec, "-n", str(ranks), sys.executable, "-m", "mpi4py", __file__, "--worker",
                            str(path), str(k)], capture_output=True, text=True, env=env)
@@ -59,6 +115,7 @@ def launch(path, k, ranks):
 def single(path, k):
     import matchpart
     from matchpart import metrics
+    matchpart.partition(matchpart.generate("delaunay:2000"), 4)   # compile / load the kernels first
     g = matchpart.load_graph(path)
     t0 = time.perf_counter()
     res = matchpart.partition(g, k, device="cpu")
@@ -82,6 +139,7 @@ def main():
     ap.add_argument("--k", type=int, default=32)
     ap.add_argument("--delaunay", type=int, default=20, help="log2 of the Delaunay graph's vertices")
     ap.add_argument("--rmat", type=int, default=18, help="log2 of the R-MAT graph's vertices")
+    ap.add_argument("--json", help="append every run's raw per-rank numbers to this file (JSON lines)")
     ap.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
@@ -95,19 +153,29 @@ def main():
             matchpart.save_graph(matchpart.generate(spec, seed=1), path)
             ref = single(path, args.k)
             print(f"\n{spec} (n={ref['n']}, m={ref['m']}), k={args.k}: single-process cut {ref['cut']} "
-                  f"in {ref['time']:.2f} s; METIS cut {ref['metis_cut']} in {ref['metis_time'] or 0:.2f} s")
-            print(f"{'P':>2} {'cut':>8} {'/single':>7} {'/METIS':>7} {'wall s':>7} "
-                  + " ".join(f"{p[:8]:>8}" for p in PHASES) + "   MB sent per rank (max) by phase   peak MB/rank")
+                  f"in {ref['time']:.2f} s; METIS cut {ref['metis_cut']} in {ref['metis_time'] or 0:.2f} s\n")
+            print("| P | cut | /single | /METIS | wall s | " + " | ".join(PHASES)
+                  + " | MiB sent per rank (max): " + ", ".join(PHASES)
+                  + " | entries per rank (max) | base MiB/rank | peak MiB/rank (max) | gathered n, m |")
+            print("|" + "---|" * (10 + len(PHASES)))
             for p in ranks:
                 r = launch(path, args.k, p)
-                t = {ph: max(row["timings"].get(ph, 0.0) for row in r["ranks"]) for ph in PHASES}
-                sent = {ph: max(row["bytes"].get(ph, 0) for row in r["ranks"]) / 2**20 for ph in PHASES}
-                peak = max(row["peak_mb"] for row in r["ranks"])
-                metis = f"{r['cut'] / ref['metis_cut']:7.3f}" if ref["metis_cut"] else "      -"
-                print(f"{p:>2} {r['cut']:>8} {r['cut'] / ref['cut']:7.3f} {metis} {r['wall']:7.1f} "
-                      + " ".join(f"{t[ph]:8.2f}" for ph in PHASES) + "   "
-                      + " ".join(f"{sent[ph]:.1f}" for ph in PHASES) + f"   {peak:.0f}"
-                      + ("" if r["feasible"] else "  (unbalanced)"))
+                if args.json:
+                    with open(args.json, "a") as f:
+                        f.write(json.dumps({"spec": spec, "P": p, "k": args.k, "n": ref["n"], "m": ref["m"],
+                                            "single_cut": ref["cut"], "metis_cut": ref["metis_cut"],
+                                            "load": os.getloadavg(), **r}) + "\n")
+                rows = r["ranks"]
+                t = {ph: max(row["timings"].get(ph, 0.0) for row in rows) for ph in PHASES}
+                sent = {ph: max(row["bytes"].get(ph, 0) for row in rows) / 2**20 for ph in PHASES}
+                metis = f"{r['cut'] / ref['metis_cut']:.3f}" if ref["metis_cut"] else "-"
+                print(f"| {p} | {r['cut']} | {r['cut'] / ref['cut']:.3f} | {metis} | "
+                      f"{max(row['wall'] + row['timings']['input'] for row in rows):.1f} | "
+                      + " | ".join(f"{t[ph]:.2f}" for ph in PHASES) + " | "
+                      + ", ".join(f"{sent[ph]:.1f}" for ph in PHASES)
+                      + f" | {max(row['entries'] for row in rows)} | {max(row['base_mb'] for row in rows):.0f}"
+                      f" | {max(row['peak_mb'] for row in rows):.0f} | {r['levels'][-1]}, {r['gathered_m']} |"
+                      + ("" if r["feasible"] else " (unbalanced)"), flush=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -1,14 +1,20 @@
-"""BSP Karp-Sipser (seed 002) on the vertex-based distribution: cardinality and communication.
+"""BSP Karp-Sipser (seed 002) on the vertex-based (1-D) and edge-based (2-D) distributions:
+cardinality and communication.
 
-    python3 benchmarks/distributed_karp_sipser.py [--ranks 2,4] [--graphs 4elt,airfoil1,...]
+    python3 benchmarks/distributed_karp_sipser.py [--ranks 2,4] [--graphs 4elt,airfoil1,rmat:12,...]
+                                                  [--no-exact]
 
-Per shared graph: the cardinality of the distributed matching (the same for every P), of a
-sequential Karp-Sipser (degree-one rule, else a random vertex's random free neighbour; the
-classic formulation, in plain Python), and the maximum (networkx, exact on general graphs;
-SciPy's maximum_bipartite_matching on the adjacency matrix only bounds it by n/2 here). Per
-P: supersteps, words sent per message type, and their total against the SpMV volume of the
-same distribution (the paper's bound: 1/2 Vol(SpMV) <= Vol(matching) <= 3/2 Vol(SpMV) + R).
-The edge-based (2-D) distribution of the paper is not implemented.
+Per graph (a shared graph's name or a generator spec): the maximum matching (networkx,
+exact on general graphs, minutes on 30k vertices; --no-exact skips it), SciPy's bound
+(maximum_bipartite_matching of the bipartite double cover, halved: the maximum on
+bipartite graphs, an upper bound otherwise), a sequential Karp-Sipser (degree-one rule,
+else a random vertex's random free neighbour: the classic formulation, in plain Python),
+the shared-memory karp_sipser and the BSP matchings: 1-D (equal to the shared-memory one
+for every P) and 2-D per P. Per P and distribution: rounds, messages sent per type and
+their total against the SpMV volume of the same distribution. The paper counts every
+message as one word, and so does this table (the 1-D matcher's word counts, two words
+per request and confirmation, are divided back into messages); its bound is
+1/2 Vol(SpMV) <= Vol(matching) <= 3/2 Vol(SpMV) + R, R the failed requests.
 """
 from __future__ import annotations
 
@@ -19,24 +25,37 @@ import random
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 SHARED = ROOT.parent / "shared" / "graphs"
+TYPES_2D = ("singleton_request", "random_request", "confirmation", "unavailability", "handover", "give_up",
+            "criticality")
+SHORT = {"singleton_request": "smr", "random_request": "rmr", "confirmation": "cf", "unavailability": "u",
+         "handover": "h", "give_up": "g", "criticality": "ct"}
 
 
 def worker(path, seed):
     from matchpart.distributed.comm import Comm
     from matchpart.distributed.karp_sipser import karp_sipser, spmv_volume
+    from matchpart.distributed.karp_sipser2d import karp_sipser_2d
     from matchpart.distributed.read import load
     c = Comm()
     g = load(path, c)
+    out = {}
     mate, st = karp_sipser(g, seed=seed)
-    card = c.allreduce(int((mate >= 0).sum())) // 2
-    vol = spmv_volume(g)
+    w = st["words"]   # words: requests and confirmations carry two
+    out["1d"] = {"card": c.allreduce(int((mate >= 0).sum())) // 2, "rounds": st["rounds"], "spmv": spmv_volume(g),
+                 "messages": {"request": w["request"] // 2, "confirmation": w["confirmation"] // 2,
+                              "unavailability": w["unavailability"]}}
+    mate, st = karp_sipser_2d(g, seed=seed)
+    out["2d"] = {"card": c.allreduce(int((mate >= 0).sum())) // 2, "rounds": st["rounds"], "spmv": st["spmv"],
+                 "messages": st["words"], "failed": st["failed_requests"], "grid": st["grid"],
+                 "supersteps": st["supersteps"]}
     if c.rank == 0:
-        print(json.dumps({"card": card, "rounds": st["rounds"], "words": st["words"], "spmv": vol}))
+        print(json.dumps(out))
 
 
 def sequential_karp_sipser(graph, seed=0):
@@ -91,10 +110,21 @@ def maximum(graph):
     return len(nx.max_weight_matching(g, maxcardinality=True))
 
 
+def scipy_bound(graph):
+    import numpy as np
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import maximum_bipartite_matching
+    a = sp.csr_matrix((np.ones(graph.indices.shape[0]), np.asarray(graph.indices), np.asarray(graph.indptr)),
+                      shape=(graph.n, graph.n))
+    return int((maximum_bipartite_matching(a, perm_type="column") >= 0).sum()) // 2
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ranks", default="2,4")
-    ap.add_argument("--graphs", default="airfoil1,4elt,fe_4elt2,PGPgiantcompo,delaunay_n15")
+    ap.add_argument("--graphs", default="airfoil1,4elt,fe_4elt2,PGPgiantcompo,delaunay_n15,rmat:13")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--no-exact", action="store_true", help="skip networkx's exact maximum (slow)")
     ap.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
@@ -104,25 +134,54 @@ def main():
     mpiexec = str(mpiexec) if mpiexec.exists() else shutil.which("mpiexec")
     env = dict(os.environ, PYTHONPATH=str(ROOT), NUMBA_NUM_THREADS="1")
     ranks = [int(r) for r in args.ranks.split(",")]
-    print(f"{'graph':<15} {'max':>6} {'seq KS':>7} {'BSP KS':>7} {'gpa':>6} |"
-          + "".join(f" P={p}: steps  req  conf  unav  total  SpMV  ratio |" for p in ranks))
-    for name in args.graphs.split(","):
-        path = SHARED / f"{name}.graph"
-        g = matchpart.load_graph(path)
-        row = f"{name:<15} {maximum(g):>6} {sequential_karp_sipser(g):>7}"
-        for i, p in enumerate(ranks):
-            proc = subprocess.run([mpiexec, "-n", str(p), sys.executable, "-m", "mpi4py", __file__, "--worker",
-                                   str(path), "0"], capture_output=True, text=True, env=env)
-            if proc.returncode:
-                raise SystemExit(proc.stderr[-2000:])
-            r = json.loads(proc.stdout.strip().splitlines()[-1])
-            w = r["words"]
-            total = sum(w.values())
-            if i == 0:
-                row += f" {r['card']:>7} {matchpart.match(g, 'gpa').cardinality:>6} |"
-            row += (f"     {r['rounds']:>5} {w['request']:>5} {w['confirmation']:>5} {w['unavailability']:>5} "
-                    f"{total:>6} {r['spmv']:>5} {total / max(r['spmv'], 1):>6.2f} |")
-        print(row, flush=True)
+    tmp = Path(tempfile.mkdtemp(prefix="mp-ks-"))
+    card_rows, comm_rows = [], []
+    try:
+        for name in args.graphs.split(","):
+            if matchpart.generators.is_spec(name):
+                path = tmp / (name.replace(":", "_") + ".graph")
+                matchpart.save_graph(matchpart.generate(name, seed=1), path)
+            else:
+                path = SHARED / f"{name}.graph"
+            g = matchpart.load_graph(path)
+            exact = "-" if args.no_exact else maximum(g)
+            seq = sequential_karp_sipser(g, seed=args.seed)
+            shared_ks = matchpart.match(g, "karp_sipser", seed=args.seed).cardinality
+            row = [name, g.n, g.m, exact, scipy_bound(g), seq, shared_ks]
+            for p in ranks:
+                # more ranks than cores: MPICH's waiting ranks sleep instead of spinning (README)
+                run_env = dict(env, MPIR_CVAR_ENABLE_HEAVY_YIELD=env.get("MPIR_CVAR_ENABLE_HEAVY_YIELD", "1")) \
+                    if p > (os.cpu_count() or 1) else env
+                proc = subprocess.run([mpiexec, "-n", str(p), sys.executable, "-m", "mpi4py", __file__, "--worker",
+                                       str(path), str(args.seed)], capture_output=True, text=True, env=run_env)
+                if proc.returncode:
+                    raise SystemExit(proc.stderr[-2000:])
+                r = json.loads(proc.stdout.strip().splitlines()[-1])
+                if p == ranks[0]:
+                    row.append(r["1d"]["card"])
+                row.append(r["2d"]["card"])
+                for dist in ("1d", "2d"):
+                    d = r[dist]
+                    total = sum(d["messages"].values())
+                    grid = "x".join(map(str, d["grid"])) if dist == "2d" else f"1x{p} rows"
+                    types = " ".join(f"{SHORT.get(k, k[:3])} {v}" for k, v in d["messages"].items())
+                    comm_rows.append([name, p, dist.upper(), grid, d["rounds"], types, total, d["spmv"],
+                                      f"{total / max(d['spmv'], 1):.2f}", d.get("failed", "-")])
+                print(json.dumps({"graph": name, "P": p, **r}), file=sys.stderr, flush=True)
+            card_rows.append(row)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print("| graph | n | m | maximum (networkx) | SciPy bound | sequential KS | karp_sipser | BSP 1-D (any P) | "
+          + " | ".join(f"BSP 2-D P={p}" for p in ranks) + " |")
+    print("|" + "---|" * (8 + len(ranks)))
+    for row in card_rows:
+        print("| " + " | ".join(str(x) for x in row) + " |")
+    print()
+    print("| graph | P | distribution | grid | rounds | messages per type | total | SpMV volume | total / SpMV | "
+          "failed requests |")
+    print("|" + "---|" * 10)
+    for row in comm_rows:
+        print("| " + " | ".join(str(x) for x in row) + " |")
 
 
 if __name__ == "__main__":

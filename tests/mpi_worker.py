@@ -6,6 +6,7 @@ Rank 0 prints one JSON line: {"checks": {name: true/false or a number}, "cut_rat
 import json
 import os
 import sys
+import time
 
 import numpy as np
 
@@ -57,6 +58,53 @@ def check_matchings():
             if c.rank == 0:
                 ref = np.asarray(matchpart.match(whole, "karp_sipser", seed=2).mate)
                 checks[f"karp_sipser {tag}"] = bool(np.array_equal(mate, ref))
+
+
+def upper_bound(whole):
+    """floor(maximum matching of the bipartite double cover / 2) (SciPy): at least the
+    maximum matching, equal to it on bipartite graphs (trees, paths)."""
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import maximum_bipartite_matching
+    a = sp.csr_matrix((np.ones(whole.indices.shape[0]), np.asarray(whole.indices), np.asarray(whole.indptr)),
+                      shape=(whole.n, whole.n))
+    return int((maximum_bipartite_matching(a, perm_type="column") >= 0).sum()) // 2
+
+
+def check_karp_sipser_2d():
+    # seed 002 on the edge-based distribution: valid and maximal, about the cardinality of
+    # the shared-memory karp_sipser, never above the maximum, the maximum on trees (the
+    # degree-one rule alone is optimal there)
+    from matchpart.distributed.karp_sipser2d import karp_sipser_2d
+    names = [os.path.join(shared, n) for n in ("jazz.graph", "celegans_metabolic.graph", "example_weighted.graph")]
+    for name in [n for n in names if os.path.exists(n)] + ["ba:1500:1", "path"]:
+        src, whole = source(name)
+        if name == "ba:1500:1":
+            src = whole
+        tag = os.path.basename(name)
+        for seed in (0, 1) if c.size <= 2 else (0,):   # oversubscribed launches are slow per superstep
+            mate = match(src, "karp_sipser", seed=seed, distribution="2d", comm=c)
+            if c.rank != 0:
+                continue
+            ip, ix = np.asarray(whole.indptr), np.asarray(whole.indices)
+            rows = np.repeat(np.arange(whole.n), np.diff(ip))
+            v = np.flatnonzero(mate >= 0)
+            edge = np.zeros(v.shape[0], dtype=bool)
+            for t, x in enumerate(v):
+                edge[t] = mate[x] in ix[ip[x]:ip[x + 1]]
+            checks[f"ks2d valid {tag} {seed}"] = bool(edge.all() and (mate[mate[v]] == v).all())
+            checks[f"ks2d maximal {tag} {seed}"] = not bool(((mate[rows] < 0) & (mate[ix] < 0)).any())
+            card, upper = v.shape[0] // 2, upper_bound(whole)
+            ref = matchpart.match(whole, "karp_sipser", seed=seed).cardinality
+            checks[f"ks2d cardinality {tag} {seed}"] = bool(ref - max(3, 0.02 * ref) <= card <= upper)
+            if name in ("ba:1500:1", "path"):
+                checks[f"ks2d maximum {tag} {seed}"] = card == upper
+    g = load(os.path.join(shared, "jazz.graph") if os.path.exists(os.path.join(shared, "jazz.graph"))
+             else "delaunay:300", c)
+    _, st = karp_sipser_2d(g, seed=0)
+    sent = sum(st["words"].values())
+    checks["ks2d words"] = bool((st["spmv"] == 0 and sent == 0) if c.size == 1 else (st["spmv"] > 0 and sent > 0))
+    pr, pc = st["grid"]
+    checks["ks2d grid"] = bool(pr * pc == c.size and pr <= pc)
 
 
 def check_hash_collisions():
@@ -122,8 +170,61 @@ def check_partitions(ratios):
             ratios[n] = res.cut / matchpart.partition(g, 8).cut
 
 
+def check_two_hop():
+    # distributed two-hop pairs == the single-process two_hop_pairs for the same mate and
+    # seed; contraction with pairs that are not edges == the single-process contraction
+    from matchpart.coarsen.twohop import two_hop_pairs
+    from matchpart.distributed.twohop import two_hop
+    for name in [os.path.join(shared, "PGPgiantcompo.graph"), os.path.join(shared, "example_weighted.graph"),
+                 os.path.join(tmp, "commented.graph"), "ba:3000:1"]:
+        if not os.path.exists(name) and ":" not in name:
+            continue
+        whole = matchpart.load_graph(name) if c.rank == 0 else None
+        g = load(name if ":" not in name else whole, c)
+        cap = 1.5 * g.total_vwgt / 200
+        mate, _ = local_max(g, rating="expansion_star2", seed=2, cap=cap)
+        paired = two_hop(g, mate, cap, seed=4)
+        coarse, cid = contract(g, paired)
+        full_mate, full_paired = g.gather_values(mate), g.gather_values(paired)
+        cg, full_cid = coarse.gather_graph(root=0), g.gather_values(cid)
+        if c.rank == 0:
+            tag = os.path.basename(name)
+            ref = np.asarray(two_hop_pairs(whole, full_mate, cap, seed=4))
+            checks[f"two hop {tag}"] = bool(np.array_equal(full_paired, ref)
+                                            and (ref >= 0).sum() > (full_mate >= 0).sum())
+            mapping, nc = mapping_from_matching(ref, whole.backend)
+            rc = single_contract(whole, mapping, nc)
+            checks[f"two hop contract {tag}"] = bool(np.array_equal(full_cid, mapping) and all(
+                np.array_equal(np.asarray(a), np.asarray(b)) for a, b in
+                ((cg.indptr, rc.indptr), (cg.indices, rc.indices), (cg.ewgt, rc.ewgt), (cg.vwgt, rc.vwgt))))
+
+
+def check_local_fm():
+    # rank-local FM with frozen interfaces and per-rank room: never a higher cut, never
+    # unbalanced, on a partition with room for improvement (fast preset: no FM of its own)
+    from matchpart.distributed.fm import local_fm
+    path = os.path.join(shared, "4elt.graph")
+    g = load(path, c)
+    whole = matchpart.load_graph(path)
+    start = c.comm.bcast(np.asarray(matchpart.partition(whole, 8, preset="fast", seed=5).parts) if c.rank == 0
+                         else None)
+    lmax = metrics.max_block_weight(whole.total_vwgt, 8, 0.03)
+    parts = local_fm(g, start[g.first:g.last], 8, lmax, seed=1, passes=2)
+    full = g.gather_values(parts)
+    if c.rank == 0:
+        before, after = metrics.edge_cut(whole, start), metrics.edge_cut(whole, full)
+        checks["local fm cut"] = bool(after <= before)
+        checks["local fm improves"] = bool(after < before)
+        checks["local fm balanced"] = bool(metrics.is_balanced(whole, full, 8, 0.03))
+
+
 def check_errors():
     # a bad token on the last line: only the last rank sees it, every rank must raise it
+    try:
+        match(os.path.join(shared, "4elt.graph"), "local_max", distribution="2d", comm=c)
+        checks["error distribution"] = False
+    except DistributedError as exc:
+        checks["error distribution"] = "not available" in str(exc)
     for name, expect in (("badtoken.graph", "not an integer"), ("asym.graph", "symmetric")):
         try:
             match(os.path.join(tmp, name), comm=c)
@@ -158,12 +259,12 @@ if c.rank == 0:
     open(os.path.join(tmp, "asym.graph"), "w").write("\n".join(asym) + "\n")
 c.comm.Barrier()
 
-check_matchings()
-check_hash_collisions()
-check_read_and_contract()
-check_errors()
+seconds = {}
 ratios = {}
-if do_partition:
-    check_partitions(ratios)
+for check in (check_matchings, check_karp_sipser_2d, check_hash_collisions, check_read_and_contract, check_two_hop,
+              check_local_fm, check_errors) + (check_partitions,) * do_partition:
+    t0 = time.perf_counter()
+    check(ratios) if check is check_partitions else check()
+    seconds[check.__name__] = round(time.perf_counter() - t0, 2)
 if c.rank == 0:
-    print(json.dumps({"checks": checks, "cut_ratios": ratios}))
+    print(json.dumps({"checks": checks, "cut_ratios": ratios, "seconds": seconds}))

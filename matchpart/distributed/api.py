@@ -13,14 +13,16 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import metrics
-from ..coarsen.hierarchy import CAP_FACTOR, MAX_LEVELS, MIN_SHRINK, level_seed_of
+from ..coarsen.hierarchy import CAP_FACTOR, MAX_LEVELS, MIN_SHRINK, UNMATCHED_FOR_TWO_HOP, level_seed_of
 from ..pipeline import PartitionResult, _check_k_eps
 from ..presets import get_preset
 from . import refine
 from .comm import DistributedError, as_comm
 from .contract import contract, project
+from .fm import local_fm
 from .matching import local_max
 from .read import load
+from .twohop import two_hop
 
 # Coarsening stops once the graph has at most max(GATHER_MIN, coarsen_to * P) vertices, and
 # every rank then holds a copy of it. coarsen_to * P (the issue's rule) keeps the replicated
@@ -32,15 +34,18 @@ GATHER_MIN = 4000
 # ranks' level seeds do not collide with the single-process run's cycle seeds).
 RANK_SEED_STRIDE = 1_000_003
 MATCHERS = ("local_max", "karp_sipser")
+DISTRIBUTIONS = {"local_max": ("1d",), "karp_sipser": ("1d", "2d")}
 COARSENING_MATCHERS = ("local_max",)   # karp_sipser ignores weights: no use for coarsening
 
 
 @dataclass
 class DistributedResult(PartitionResult):
     """PartitionResult of a distributed run (``parts`` only on rank 0, None elsewhere) plus
-    ``bytes_sent`` (this rank's bytes per phase) and ``ranks``."""
+    ``bytes_sent`` (this rank's bytes per phase), ``collectives`` (this rank's collective
+    operations per phase: each costs a network latency) and ``ranks``."""
 
     bytes_sent: dict = field(default_factory=dict)
+    collectives: dict = field(default_factory=dict)
     ranks: int = 1
 
 
@@ -49,19 +54,29 @@ def _check_matcher(matcher, allowed=MATCHERS):
         raise ValueError(f"matcher {matcher!r} has no distributed version here; choose one of {', '.join(allowed)}")
 
 
-def match(source, matcher="local_max", *, rating="weight", seed=0, comm=None, root=0):
+def match(source, matcher="local_max", *, rating="weight", seed=0, distribution="1d", comm=None, root=0):
     """A matching of the distributed graph (path, spec, Graph on rank 0, or DistGraph).
 
-    Returns the whole mate array (numpy int64, -1 = unmatched) on ``root``, None elsewhere;
-    it equals ``matchpart.match(graph, matcher, rating=rating, seed=seed).mate``. Matchers:
-    "local_max" (seed 001) and "karp_sipser" (seed 002's BSP supersteps; ignores ``rating``).
+    Returns the whole mate array (numpy int64, -1 = unmatched) on ``root``, None elsewhere.
+    Matchers: "local_max" (seed 001; equals ``matchpart.match(graph, "local_max",
+    rating=rating, seed=seed).mate`` for any number of ranks) and "karp_sipser" (seed 002's
+    BSP supersteps; ignores ``rating``). ``distribution``: "1d" (rows whole on their owner;
+    karp_sipser then equals the shared-memory karp_sipser) or, for karp_sipser, "2d" (the
+    edges spread over a pr x pc grid of ranks, ``EdgeDist``; a valid maximal matching of
+    about the same cardinality, not the same one).
     """
     c = as_comm(comm)
     with c.collectively():
         _check_matcher(matcher)
+        if distribution not in DISTRIBUTIONS[matcher]:
+            raise ValueError(f"distribution {distribution!r} is not available for {matcher}; choose one of "
+                             f"{', '.join(DISTRIBUTIONS[matcher])}")
     g = load(source, c)
     with c.phase("matching"):
-        if matcher == "karp_sipser":
+        if matcher == "karp_sipser" and distribution == "2d":
+            from .karp_sipser2d import karp_sipser_2d
+            mate, _ = karp_sipser_2d(g, seed=seed)
+        elif matcher == "karp_sipser":
             from .karp_sipser import karp_sipser
             mate, _ = karp_sipser(g, seed=seed)
         else:
@@ -80,8 +95,16 @@ def _coarsen(g, k, pre, rating, seed, timings, levels):
         if g.n <= gather_at:
             break
         t0 = time.perf_counter()
+        level_seed = level_seed_of(seed, depth)
         with c.phase("matching"):
-            mate, st = local_max(g, rating=rating, seed=level_seed_of(seed, depth), cap=cap)
+            mate, st = local_max(g, rating=rating, seed=level_seed, cap=cap)
+            # two-hop pairing when the matching left many vertices free (the single-process
+            # match_level's rule, and the same pairs)
+            matched = c.allreduce(int((mate >= 0).sum()))
+            two_hop_fraction = 0.0
+            if g.n - matched > UNMATCHED_FOR_TWO_HOP * g.n:
+                mate = two_hop(g, mate, cap, seed=level_seed)
+                two_hop_fraction = (c.allreduce(int((mate >= 0).sum())) - matched) / g.n
         t1 = time.perf_counter()
         with c.phase("contraction"):
             coarse, cid = contract(g, mate)
@@ -90,12 +113,12 @@ def _coarsen(g, k, pre, rating, seed, timings, levels):
         timings["contraction"] += t2 - t1
         levels.append({"n": g.n, "m": g.m, "rounds": st["rounds"],
                        "matched_fraction": st["matched_fraction"][-1] if st["matched_fraction"] else 0.0,
-                       "two_hop_fraction": 0.0, "time": t2 - t0})
+                       "two_hop_fraction": two_hop_fraction, "time": t2 - t0})
         hierarchy[-1][1] = cid
         hierarchy.append([coarse, None])
         stalled = coarse.n > MIN_SHRINK * g.n
         g = coarse
-        if stalled:  # no two-hop pairing here: the gathered graph's own V-cycle copes with it
+        if stalled:
             break
     levels.append({"n": g.n, "m": g.m, "rounds": 0, "matched_fraction": 0.0, "two_hop_fraction": 0.0,
                    "time": 0.0})
@@ -121,7 +144,7 @@ def _solve_coarsest(g, k, eps, lmax, pre, rating, seed):
 
 
 def partition(source, k, *, eps=0.03, seed=0, rating="expansion_star2", preset="default", matcher="local_max",
-              comm=None, root=0):
+              comm=None, root=0, use_fm=True):
     """Partition a graph on all ranks of ``comm`` (default COMM_WORLD) into ``k`` blocks of
     weight <= (1 + eps) * ceil(W / k). ``source``: a path (METIS files are read in parallel),
     a generator spec, a Graph on rank 0, or a DistGraph. Returns a DistributedResult on
@@ -153,7 +176,10 @@ def partition(source, k, *, eps=0.03, seed=0, rating="expansion_star2", preset="
         for depth in range(len(hierarchy) - 2, -1, -1):
             fine, cid = hierarchy[depth]
             parts = project(hierarchy[depth + 1][0], cid, parts)
-            parts = refine.jet(fine, parts, k, lmax, seed=seed + depth)
+            parts = refine.jet(fine, parts, k, lmax, seed=seed + depth, patience=pre.jet_patience)
+            if use_fm:
+                parts = local_fm(fine, parts, k, lmax, seed=seed + depth, passes=pre.fm_passes,
+                                 localized=pre.fm_localized)
         bw = refine.block_weights(g, parts, k)
         if (bw > lmax).any():
             parts = refine.rebalance(g, parts, k, lmax, seed=seed)
@@ -172,7 +198,8 @@ def partition(source, k, *, eps=0.03, seed=0, rating="expansion_star2", preset="
     return DistributedResult(parts=full, mapping=None, cut=cut,
                              imbalance=float(bw.max()) / np.ceil(g.total_vwgt / k) - 1.0 if g.total_vwgt else 0.0,
                              block_weights=bw, feasible=feasible, levels=levels, timings=timings, k=k, eps=eps,
-                             max_block_weight=lmax, bytes_sent=dict(c.sent), ranks=c.size)
+                             max_block_weight=lmax, bytes_sent=dict(c.sent),
+                             collectives=dict(c.calls), ranks=c.size)
 
 
 __all__ = ["partition", "match", "DistributedResult", "DistributedError"]

@@ -22,13 +22,20 @@ def coarse_ids(g, mate):
     offset = c.exscan(count)
     cid = np.full(g.n_local, -1, dtype=np.int64)
     cid[is_leader] = offset + np.arange(count, dtype=np.int64)
-    # a follower's leader is its mate: an own vertex or a ghost (mates are neighbours)
+    # a follower's leader is its mate: an own vertex, or another rank's (a neighbour, or any
+    # vertex after two-hop pairing), which is asked for the leader's coarse id
     follower = np.flatnonzero(~is_leader)
-    if c.allreduce(int(follower.shape[0])):
-        ext = g.extended(cid)
-        m = mate[follower]
-        own = (m >= g.first) & (m < g.last)
-        cid[follower] = ext[np.where(own, m - g.first, g.n_local + np.searchsorted(g.ghosts, m))]
+    m = mate[follower]
+    own = (m >= g.first) & (m < g.last)
+    cid[follower[own]] = cid[m[own] - g.first]
+    far = follower[~own]
+    if c.allreduce(int(far.shape[0])):
+        owner = g.owner(mate[far])
+        order = np.argsort(owner, kind="stable")
+        far = far[order]
+        asked, counts = c.alltoallv(mate[far], np.bincount(owner, minlength=c.size))
+        answer, _ = c.alltoallv(cid[asked - g.first], counts)
+        cid[far] = answer
     vtxdist = np.concatenate([[0], np.asarray(c.allgather(offset + count), dtype=np.int64)])
     return cid, vtxdist
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 import numpy as np
+from numba import njit
 
 from .. import csrcheck
 from ..errors import GraphFormatError
@@ -211,19 +212,15 @@ def _check_rows(first, indptr, cols, ewgt, vline, in_order, has_ewgt, path):
 
 def _check_symmetry(c, vtxdist, indptr, cols, ewgt, vline, path, has_ewgt):
     """Every entry (u, v, w) must have its mirror (v, u, w): each entry is sent to v's owner,
-    which looks it up among its own rows (O(entries) messages, once per read)."""
+    which looks it up in its row v (O(entries) messages, once per read)."""
     first = int(vtxdist[c.rank])
     rows = np.repeat(np.arange(indptr.shape[0] - 1, dtype=np.int64), np.diff(indptr)) + first
     dest = np.searchsorted(vtxdist, cols, side="right") - 1
     line_of = vline[rows - first]
-    v, u, w, line = c.exchange(dest, cols, rows, ewgt, line_of)
+    _, v, u, w, line = c.exchange_packed(dest, cols, rows, ewgt, line_of)
     with c.collectively():
-        n = int(vtxdist[-1])
-        own_key = rows * n + cols           # sorted: rows ascending, columns sorted per row
-        key = v * n + u
-        pos = np.minimum(np.searchsorted(own_key, key), max(own_key.shape[0] - 1, 0))
-        found = (own_key[pos] == key) if own_key.shape[0] else np.zeros(key.shape[0], dtype=bool)
-        bad = np.flatnonzero(~found)
+        pos = _find_entries(indptr, cols, first, v, u)
+        bad = np.flatnonzero(pos < 0)
         if bad.shape[0]:
             i = bad[np.argmin(line[bad])]
             a, b = int(u[i]) + 1, int(v[i]) + 1
@@ -238,3 +235,20 @@ def _check_symmetry(c, vtxdist, indptr, cols, ewgt, vline, path, has_ewgt):
                 raise GraphFormatError(f"edge ({a}, {b}) has weight {w[i]} but edge ({b}, {a}) (line "
                                        f"{vline[v[i] - first]}) has weight {ewgt[pos[i]]}: the two directions "
                                        "have different weights", path, int(line[i]), kind="weight_mismatch")
+
+
+@njit(cache=True)
+def _find_entries(indptr, cols, first, v, u):
+    # position of entry (v, u) in the own rows (sorted), -1 when absent: a binary search in
+    # one short row per entry (a search over all own entries cost a third of the read)
+    out = np.empty(v.shape[0], dtype=np.int64)
+    for i in range(v.shape[0]):
+        lo, hi = indptr[v[i] - first], indptr[v[i] - first + 1]
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if cols[mid] < u[i]:
+                lo = mid + 1
+            else:
+                hi = mid
+        out[i] = lo if lo < indptr[v[i] - first + 1] and cols[lo] == u[i] else -1
+    return out

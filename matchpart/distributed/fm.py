@@ -1,0 +1,71 @@
+"""Rank-local k-way FM after distributed Jet: matchpart's compiled FM (refine/fm.py, with its
+gain cache) on each rank's own vertices, with everything another rank may touch frozen.
+
+FM moves own vertices only. Its gains are exact when no neighbour changes block meanwhile,
+so in each of two sweeps a cross edge has one movable end at most: in sweep 0 an own vertex
+may move when no neighbour lies on a lower rank, in sweep 1 when none lies on a higher one
+(interior vertices move in both; a vertex with neighbours on both sides never does). The
+ghosts and the own vertices not movable in a sweep stay in the local graph with their
+blocks, so the gains of the movable ones see every edge; they are frozen by giving them a
+weight no block has room for. Each rank may add to a block only its share of the block's
+free room (lmax minus the global weight, split evenly), so the sums of the local moves keep
+the partition balanced, and the cut falls by exactly the sum of the local gains.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..refine.fm import refine_arrays
+from .refine import block_weights
+
+SWEEPS = 2
+
+
+def local_fm(g, parts, k, lmax, *, seed=0, passes=1, localized=False):
+    """FM on the own vertices of ``g`` (in ``SWEEPS`` sweeps); returns the new parts of the
+    own vertices. A partition that is not balanced is returned unchanged (the rebalancer's
+    job: FM here only trades cut within each rank's share of the free room)."""
+    c = g.comm
+    nl = g.n_local
+    parts = np.asarray(parts, dtype=np.int64).copy()
+    if passes <= 0:
+        return parts
+    arrays, ghost_owner_lo, ghost_owner_hi = _local_arrays(g)
+    for sweep in range(SWEEPS):
+        bw = block_weights(g, parts, k).astype(np.float64)
+        if (bw > lmax).any():
+            break
+        ext = g.extended(parts)
+        movable = np.concatenate([~(ghost_owner_lo if sweep == 0 else ghost_owner_hi),
+                                  np.zeros(g.ghosts.shape[0], dtype=bool)])
+        vw = arrays[3].copy()
+        share = np.floor((lmax - bw) / c.size)
+        room = np.bincount(ext[movable], weights=vw[movable], minlength=k) + share
+        big = float(lmax) + 1.0                  # heavier than any block's room: never moves
+        vw[~movable] = big
+        maxw = room + big * np.bincount(ext[~movable], minlength=k)
+        local = ext.copy()
+        refine_arrays((*arrays[:3], vw), local, maxw, seed=seed + 7919 * sweep + 104729 * c.rank, passes=passes,
+                      rebalance=False, localized=localized)
+        parts = local[:nl]
+    return parts
+
+
+def _local_arrays(g):
+    """Host arrays (indptr, indices, ewgt, vwgt) of own vertices then ghosts (each ghost's row
+    holds its edges to own vertices), and per own vertex whether it has a neighbour on a
+    lower / higher rank."""
+    nl, ng = g.n_local, g.ghosts.shape[0]
+    cross = np.flatnonzero(g.adj >= nl)
+    rows = np.concatenate([g.rows, g.adj[cross]])
+    cols = np.concatenate([g.adj, g.rows[cross]])
+    w = np.concatenate([g.ewgt, g.ewgt[cross]]).astype(np.float64)
+    order = np.argsort(rows, kind="stable")
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=nl + ng))]).astype(np.int64)
+    vw = np.concatenate([g.vwgt.astype(np.float64), np.zeros(ng)])
+    owner = g.owner(g.ghosts)[g.adj[cross] - nl]
+    lo = np.zeros(nl, dtype=bool)
+    hi = np.zeros(nl, dtype=bool)
+    lo[g.rows[cross[owner < g.comm.rank]]] = True
+    hi[g.rows[cross[owner > g.comm.rank]]] = True
+    return (indptr, np.ascontiguousarray(cols[order]), np.ascontiguousarray(w[order]), vw), lo, hi
