@@ -186,6 +186,19 @@ def test_suitor_kernels_on_unsorted_rows_and_asymmetric_ratings(g, seed, jitter,
     _assert_same_b(*_b_both(g, 2, rating, monkeypatch))
 
 
+def test_suitor_kernels_refuse_trusted_arrays_that_are_not_symmetric():
+    # 0 -> 1 and 0 -> 2 stored, only 1 -> 0 mirrored; 2's row lists 1 instead of 0
+    # (and variants: an entry without its reverse, one reverse too many, a self-loop)
+    from matchpart.matchers.b_suitor import b_matching
+    for indptr, indices in (([0, 2, 3, 4], [1, 2, 0, 1]), ([0, 1, 1], [1]), ([0, 0, 1], [0]),
+                            ([0, 2, 3], [0, 1, 0])):
+        g = Graph(np.array(indptr), np.array(indices), validate=False)
+        for f in (lambda: run_matcher("suitor", g), lambda: run_matcher("locally_dominant", g),
+                  lambda: b_matching(g, 2, device="cpu")):
+            with pytest.raises(ValueError, match="not symmetric or has a self-loop"):
+                f()
+
+
 def test_suitor_kernels_on_a_path_with_increasing_weights(monkeypatch):
     """A pair or two matched a round (n/2 rounds): the kernels' rounds touch only the
     vertices with work, so the same rounds and stats come at linear total cost."""
@@ -223,7 +236,8 @@ def test_prioritised_rows_equal_the_rank_sorted_adjacency(spec, rating):
     formulation's rows sorted by ``edge_priority``; twins are the reverse entries."""
     from matchpart.matchers.ratings import edge_priority
     from matchpart.matchers.suitor import sorted_adjacency
-    from matchpart.matchers.suitor_kernel import prioritised_rows, reverse_entries
+    from matchpart.matchers.b_suitor import reverse_entries
+    from matchpart.matchers.suitor_kernel import prioritised_rows
     for g in (load_graph(spec), _weighted(spec, 2), _scrambled(_weighted(spec, 2), 5, True)):
         want_nbr, _, want_order = sorted_adjacency(g, edge_priority(g, rating))
         nbr, key, order = prioritised_rows(g, rating)

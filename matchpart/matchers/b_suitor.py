@@ -25,7 +25,7 @@ from .. import backend as _backend
 from .ratings import edge_priority
 from .suitor import (INITIAL_WINDOW, WINDOW_GROWTH, advance_windows, in_current_windows, sorted_adjacency,
                      window_entries)
-from .suitor_kernel import prioritised_rows, reverse_entries
+from .suitor_kernel import ASYMMETRIC, prioritised_rows
 
 # Rounds between host syncs (the test whether anyone still searches): free on the CPU, a
 # device round trip on the GPU. The b-matching does not depend on it.
@@ -315,3 +315,27 @@ def _b_suitor_kernel(indptr, nbr, key, twin, cap, window0, growth):
                 entry[k] = e
                 k += 1
     return rounds, lo[:k], entry[:k]
+
+
+@njit(cache=True)
+def reverse_entries(indptr, nbr, key):
+    """For rows from ``prioritised_rows``: the position of each entry's reverse (v -> u for
+    u -> v), found by binary search in row v, which is sorted by (key descending, neighbour)."""
+    twin = np.empty(nbr.shape[0], dtype=np.int64)
+    for u in range(indptr.shape[0] - 1):
+        for s in range(indptr[u], indptr[u + 1]):
+            v = nbr[s]
+            if v < u:
+                continue
+            lo, hi = indptr[v], indptr[v + 1]
+            while lo < hi:  # the first position not before (key[s], u)
+                mid = (lo + hi) // 2
+                if key[mid] > key[s] or (key[mid] == key[s] and nbr[mid] < u):
+                    lo = mid + 1
+                else:
+                    hi = mid
+            if lo == indptr[v + 1] or nbr[lo] != u:
+                raise ValueError(ASYMMETRIC)
+            twin[s] = lo
+            twin[lo] = s
+    return twin

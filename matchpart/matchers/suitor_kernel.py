@@ -25,6 +25,8 @@ from .ratings import upper_edge_ratings
 # was no faster on rmat's coarse levels)
 _SHORT_ROW = 24
 _U64_MAX = np.uint64(0xFFFFFFFFFFFFFFFF)
+# trusted arrays (Graph(validate=False)) that break the kernels' assumptions
+ASYMMETRIC = "adjacency is not symmetric or has a self-loop"
 # LD finds its next affected vertices by a pass over the alive ones until a round scans
 # fewer than 1/_SPARSE_SHARE of them, then from the few it touched (see the kernel)
 _SPARSE_SHARE = 16
@@ -82,13 +84,21 @@ def _prioritised_rows(indptr, indices, upper_keys):
     cursor = indptr[:-1].copy()
     k = 0
     for u in range(n):
+        lower = 0
         for e in range(indptr[u], indptr[u + 1]):
             v = indices[e]
+            lower += v < u
             if v > u:
+                if cursor[v] == indptr[v + 1] or indices[order[cursor[v]]] != u:
+                    raise ValueError(ASYMMETRIC)
                 key[e] = upper_keys[k]
                 key[order[cursor[v]]] = upper_keys[k]
                 cursor[v] += 1
                 k += 1
+            elif v == u:
+                raise ValueError(ASYMMETRIC)
+        if cursor[u] != indptr[u] + lower:  # the rows before u paired all of u's lower entries
+            raise ValueError(ASYMMETRIC)
     # 3. within each row, a stable sort by decreasing key keeps increasing neighbours among ties
     for u in range(n):
         a, b = indptr[u], indptr[u + 1]
@@ -102,28 +112,6 @@ def _prioritised_rows(indptr, indices, upper_keys):
         nbr[s] = indices[order[s]]
         skey[s] = key[order[s]]
     return nbr, skey, order
-
-
-@njit(cache=True)
-def reverse_entries(indptr, nbr, key):
-    """For rows from ``prioritised_rows``: the position of each entry's reverse (v -> u for
-    u -> v), found by binary search in row v, which is sorted by (key descending, neighbour)."""
-    twin = np.empty(nbr.shape[0], dtype=np.int64)
-    for u in range(indptr.shape[0] - 1):
-        for s in range(indptr[u], indptr[u + 1]):
-            v = nbr[s]
-            if v < u:
-                continue
-            lo, hi = indptr[v], indptr[v + 1]
-            while lo < hi:  # the first position not before (key[s], u)
-                mid = (lo + hi) // 2
-                if key[mid] > key[s] or (key[mid] == key[s] and nbr[mid] < u):
-                    lo = mid + 1
-                else:
-                    hi = mid
-            twin[s] = lo
-            twin[lo] = s
-    return twin
 
 
 # Row sorts written out rather than numba's np.argsort, whose quicksort and merge sort took
