@@ -60,3 +60,14 @@ def argsort_stable(keys):
         a, b = b, a
         width *= 2
     return a
+
+
+@njit(cache=True)
+def lexsort_rows(keys):
+    """Positions 0..m-1 sorted by the columns of keys (float64 rows, row 0 most significant,
+    then by position): numpy.lexsort(keys[::-1]). Stable sorts compose, so this is one
+    argsort_stable per row, least significant row first."""
+    order = np.arange(keys.shape[1])
+    for r in range(keys.shape[0] - 1, -1, -1):
+        order = order[argsort_stable(keys[r][order])]
+    return order

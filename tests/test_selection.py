@@ -1,9 +1,10 @@
-"""refine/selection.py: the cheapest covering prefix equals a full sort's prefix; lexsort equals numpy's."""
+"""The cheapest covering prefix equals a full sort's prefix; sorting.lexsort_rows equals numpy's lexsort."""
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from matchpart.refine.selection import cheapest_covering, lexsort
+from matchpart.refine.selection import cheapest_covering
+from matchpart.sorting import lexsort_rows
 
 
 def _prefix_by_sorting(keys, items, weight, amount):
@@ -33,4 +34,4 @@ def test_cheapest_covering_is_the_sorted_prefix(m, seed, amount):
 @given(st.integers(0, 50), st.integers(0, 2**31 - 1))
 def test_lexsort_matches_numpy(m, seed):
     keys = np.random.default_rng(seed).integers(0, 3, size=(3, m)).astype(np.float64)
-    assert lexsort(keys).tolist() == np.lexsort(keys[::-1]).tolist()
+    assert lexsort_rows(keys).tolist() == np.lexsort(keys[::-1]).tolist()

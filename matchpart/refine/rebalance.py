@@ -16,9 +16,10 @@ import numpy as np
 
 from ..backend.rng import hash32_at, stream_key_at
 from ..jit import njit
+from ..sorting import lexsort_rows
 from .boundary import extend_boundary
 from .destinations import best_destinations, row_ids, vertex_destination
-from .selection import cheapest_covering, lexsort
+from .selection import cheapest_covering
 from .state import (block_members, block_weights, bounds_array, cast_like, check_partition, device_bounds,
                     host_arrays, host_block_weights, relink)
 
@@ -238,7 +239,7 @@ def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, 
                 akeys[2, a] = keys[2, i]
                 akeys[3, a] = cand[i]
                 a += 1
-        o2 = lexsort(akeys)
+        o2 = lexsort_rows(akeys)
         run = 0.0
         for t in range(na):
             j = adj[o2[t]]
@@ -280,7 +281,7 @@ def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, 
                     rkeys[1, a] = keys[2, i]
                     rkeys[2, a] = cand[i]
                     a += 1
-            o3 = lexsort(rkeys)
+            o3 = lexsort_rows(rkeys)
             any_moved = nr < m
             cw = 0.0
             r = 0                                     # receivers whose room ends at or before start

@@ -1,11 +1,10 @@
-"""Orderings for rebalancing (numba): a lexicographic sort and the cheapest prefix covering an amount.
+"""The cheapest prefix covering an amount, for rebalancing (numba), without sorting every item.
 
-Keys are rows of a float64 array (row 0 most significant), one column per item. Both helpers
-are plain loops: numba's own sorts cost seconds of compile time each.
+Keys are rows of a float64 array (row 0 most significant), one column per item, in the
+order of ``matchpart.sorting.lexsort_rows``.
 """
 from __future__ import annotations
 
-import numpy as np
 from ..jit import njit
 
 
@@ -16,40 +15,6 @@ def precedes(keys, a, b):
         if keys[r, a] != keys[r, b]:
             return keys[r, a] < keys[r, b]
     return a < b
-
-
-@njit(cache=True)
-def lexsort(keys):
-    """Positions 0..m-1 sorted by the columns of keys (a merge sort); the order numpy.lexsort
-    gives with the rows reversed."""
-    m = keys.shape[1]
-    a = np.arange(m)
-    b = np.empty(m, dtype=np.int64)
-    width = 1
-    while width < m:
-        for lo in range(0, m, 2 * width):
-            mid = min(lo + width, m)
-            hi = min(lo + 2 * width, m)
-            i, j, o = lo, mid, lo
-            while i < mid and j < hi:
-                if precedes(keys, a[j], a[i]):
-                    b[o] = a[j]
-                    j += 1
-                else:
-                    b[o] = a[i]
-                    i += 1
-                o += 1
-            while i < mid:
-                b[o] = a[i]
-                i += 1
-                o += 1
-            while j < hi:
-                b[o] = a[j]
-                j += 1
-                o += 1
-        a, b = b, a
-        width *= 2
-    return a
 
 
 @njit(cache=True)
