@@ -7,7 +7,8 @@ the wording to the caller: the constructor speaks of 0-based vertices, a file re
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from .jit import njit
 
 # what a check found
 OK, OUT_OF_RANGE, SELF_LOOP, ASYMMETRIC, WEIGHT_MISMATCH = 0, 1, 2, 3, 4

@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
+# scipy.sparse is imported by the methods that use it: partitioning a METIS file needs none of
+# it, and importing it is a fifth of the command's start-up
 from . import backend as _backend
 from . import csrcheck
 from .errors import GraphError
@@ -122,6 +123,7 @@ class Graph:
 
     def to_scipy(self):
         """Symmetric scipy.sparse.csr_matrix of edge weights (host copy)."""
+        import scipy.sparse as sp
         h = self.backend.to_host
         return sp.csr_matrix((h(self.ewgt), h(self.indices), h(self.indptr)), shape=(self.n, self.n))
 
@@ -185,6 +187,7 @@ class Graph:
         """Internal: Graph from int64 edge arrays already checked for range, self-loops and
         weights (by from_edges, or by a file reader that names the line); what is left to
         check is repeated edges. The CSR is built symmetric and sorted, valid by construction."""
+        import scipy.sparse as sp
         a, b = np.minimum(u, v), np.maximum(u, v)  # an edge may be listed in either direction
         A = sp.csr_matrix((w, (a, b)), shape=(n, n))  # counting sort; sums repeated pairs
         if A.nnz != a.shape[0] and not merge_duplicates:
@@ -204,6 +207,7 @@ class Graph:
         The matrix must be symmetric (``symmetrize=True`` uses max(A, A^T)); a nonzero
         diagonal is an error unless ``drop_self_loops=True``. Explicit zeros are dropped.
         """
+        import scipy.sparse as sp
         if not sp.issparse(matrix):
             matrix = sp.csr_matrix(np.asarray(matrix))
         if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
@@ -297,6 +301,7 @@ def _without_symmetric_repeats(u, v, w, a, b, n):
     keep = np.ones(ks.shape[0], dtype=bool)
     keep[1:] = ~dup
     sel = order[keep]
+    import scipy.sparse as sp
     return sp.csr_matrix((w[sel], (a[sel], b[sel])), shape=(n, n))
 
 

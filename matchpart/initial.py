@@ -4,10 +4,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from .coarsen.contract import contract_arrays
 from .io import as_graph
+from .jit import njit
 from .metrics import block_bounds
 from .refine import gain_cache as gc
 from .refine.fm import host_arrays, induced_subgraph, pairwise_arrays, refine_arrays, refine_nb
@@ -134,8 +134,26 @@ def _heavy_edge_matching(indptr, indices, ewgt, vwgt, order, cap):
 def _contract(arrays, cmap, nc):
     """Host arrays of the coarse graph C = P^T A P, diagonal dropped (the compiled kernel of
     coarsen.contract: these graphs are small and many, so whole-array ops would be mostly
-    call overhead)."""
-    return contract_arrays(arrays, cmap, nc)
+    call overhead).
+
+    The kernel runs on the dtypes of the multilevel hierarchy's graphs (int32 ids, int64
+    weights when they are integers), so that a run compiles it once, not a second time for
+    host_arrays' int64 / float64 (a few seconds of the first run); conversions of these
+    small graphs cost microseconds, and integer sums are exact in both.
+    """
+    indptr, indices, ewgt, vwgt = arrays
+    if indptr.shape[0] - 1 < 2**31 - 1:
+        indices = indices.astype(np.int32)
+    cindptr, cindices, cewgt, cvwgt = contract_arrays((indptr, indices, _graph_weights(ewgt),
+                                                       _graph_weights(vwgt)), cmap, nc)
+    return (cindptr, cindices.astype(np.int64), cewgt.astype(np.float64, copy=False),
+            cvwgt.astype(np.float64, copy=False))
+
+
+def _graph_weights(w):
+    """Host float64 weights as a Graph holds them: int64 when all are integers, else float64."""
+    iw = w.astype(np.int64)
+    return iw if np.array_equal(iw, w) else w
 
 
 def _hierarchy(sub, rng):

@@ -56,11 +56,16 @@ PRESETS = {
     # - one FM pass: a second gave 0.2% of cut for 1.3x the time (delaunay/rgg 2^16, ba 2^14);
     # - global FM passes only: localized rounds gave 0.899 instead of 0.907 x METIS's cut over
     #   the shared graphs (k = 2, 8, 32) for 5-10x the global pass's time on power-law graphs;
-    # - 4 tries and 2 hierarchies per initial bisection: the same cut over the shared graphs
-    #   as 8 and 3, in two thirds of the time.
+    # - 4 tries and 2 hierarchies per initial bisection (the same cut over the shared graphs
+    #   as 8 and 3, in two thirds of the time); 2 tries and 1 hierarchy gave the same cut at
+    #   k = 32 in 0.9x the time but lost 2-60% at k = 2 and 8 (rgg2d k = 2: 26 -> 42), where
+    #   one bisection is most of the result;
+    # - 1 round of pairwise FM after the initial k-way FM, not 2: +0.3% of cut for 0.92x the
+    #   time at k = 32 (shared graphs and four 2^16 families, one run); none at all lost 3%
+    #   (heavy vertices: example_weighted k = 32 went from 6617 to 9677).
     "default": Preset("default", coarsen_per_block=20, coarsen_min=160, initial_tries=4,
                       initial_fm_passes=4, jet_patience=4, fm_passes=1, cycles=1, fm_localized=False,
-                      initial_hierarchies=2),
+                      initial_hierarchies=2, initial_pairwise_rounds=1),
     # strong: more initial tries, FM on the GPU too, the better of two independent runs, then
     # two iterated V-cycles on it (measured on the shared graphs: cycles=2 + vcycles=2 gives
     # about the quality of cycles=3 + vcycles=2 in three quarters of the time)

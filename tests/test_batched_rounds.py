@@ -70,6 +70,7 @@ def test_batched_stable_marriage_equals_one_round_batches(method, batch, monkeyp
 def test_batched_b_suitor_equals_one_round_batches(g, b, per_vertex, batch, monkeypatch):
     if per_vertex:
         b = np.random.default_rng(b).integers(0, 4, g.n)
+    monkeypatch.setattr(b_suitor_module, "CPU_KERNEL", False)  # the whole-array rounds
     want = b_suitor_module.b_matching(g, b, device="cpu")
     with monkeypatch.context() as mp:
         mp.setitem(b_suitor_module.ROUNDS_PER_CHECK, "cpu", batch)
@@ -80,6 +81,7 @@ def test_batched_b_suitor_equals_one_round_batches(g, b, per_vertex, batch, monk
 @pytest.mark.parametrize("spec", ["delaunay:3000", "ba:2000:4"])
 def test_batched_b_suitor_equals_one_round_batches_on_generated_graphs(spec, monkeypatch):
     g = load_graph(spec)
+    monkeypatch.setattr(b_suitor_module, "CPU_KERNEL", False)  # the whole-array rounds
     for b in (1, 3):
         want = b_suitor_module.b_matching(g, b, device="cpu")
         monkeypatch.setitem(b_suitor_module.ROUNDS_PER_CHECK, "cpu", 4)

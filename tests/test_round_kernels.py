@@ -11,9 +11,12 @@ from matchpart.graph import Graph
 from matchpart.matchers import run_matcher
 from matchpart.matchers import local_max as local_max_module
 from matchpart.matchers import red_blue as red_blue_module
+from matchpart.matchers import b_suitor as b_suitor_module
+from matchpart.matchers import suitor as suitor_module
 from test_matchers_basic import random_graphs
 
-KERNELS = {"local_max": local_max_module, "red_blue": red_blue_module, "red_blue_random": red_blue_module}
+KERNELS = {"local_max": local_max_module, "red_blue": red_blue_module, "red_blue_random": red_blue_module,
+           "suitor": suitor_module, "locally_dominant": suitor_module}
 RATINGS = ["weight", "expansion_star", "expansion_star2", "inner_outer"]
 
 
@@ -120,3 +123,158 @@ def test_matching_weight_equals_whole_array_sum(g, seed):
     w = g.ewgt[mate[rows] == g.indices].sum()
     want = w.item() // 2 if g.ewgt.dtype.kind in "iu" else w.item() / 2
     assert Matching.from_mate(g, mate).weight == want
+
+
+# ---- Suitor, LD and b-Suitor: kernels without a global edge rank ---------------------------
+def _b_both(g, b, rating, monkeypatch):
+    kernel = b_suitor_module.b_matching(g, b, device="cpu", rating=rating)
+    with monkeypatch.context() as mp:
+        mp.setattr(b_suitor_module, "CPU_KERNEL", False)
+        whole_array = b_suitor_module.b_matching(g, b, device="cpu", rating=rating)
+    return kernel, whole_array
+
+
+def _assert_same_b(a, b):
+    assert np.array_equal(a.edges, b.edges) and a.edges.dtype == b.edges.dtype == np.int64
+    assert a.edges.shape == b.edges.shape
+    assert a.weight == b.weight and type(a.weight) is type(b.weight)
+    assert a.stats == b.stats and np.array_equal(a.b, b.b)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(g=random_graphs(max_n=30), b=st.integers(0, 4), per_vertex=st.booleans(), rating=st.sampled_from(RATINGS))
+def test_b_suitor_kernel_equals_whole_array_rounds_on_random_graphs(g, b, per_vertex, rating, monkeypatch):
+    if per_vertex:
+        b = np.random.default_rng(b).integers(0, 4, g.n)
+    _assert_same_b(*_b_both(g, b, rating, monkeypatch))
+
+
+@pytest.mark.parametrize("spec", ["delaunay:3000", "ba:2000:4", "rmat:11"])
+@pytest.mark.parametrize("rating", ["weight", "expansion_star2"])
+def test_b_suitor_kernel_equals_whole_array_rounds_on_generated_graphs(spec, rating, monkeypatch):
+    for g in (load_graph(spec), _weighted(spec, 3)):
+        for b in (1, 2, 5, np.random.default_rng(1).integers(0, 4, g.n)):
+            _assert_same_b(*_b_both(g, b, rating, monkeypatch))
+
+
+def _scrambled(g, seed, jitter):
+    """``g`` as trusted arrays with every row shuffled and, with ``jitter``, the float
+    weight of each edge's (max id -> min id) entry nudged by an ulp: the whole-array
+    rank reads the (min -> max) entry's rating, and so must the kernels."""
+    rng = np.random.default_rng(seed)
+    indices, ewgt = g.indices.copy(), g.ewgt.astype(np.float64)
+    rows = np.repeat(np.arange(g.n), np.diff(g.indptr))
+    if jitter:
+        lower = rows > indices
+        ewgt[lower] = np.nextafter(ewgt[lower], np.inf if seed % 2 else -np.inf)
+    for u in range(g.n):
+        a, b = g.indptr[u], g.indptr[u + 1]
+        p = a + rng.permutation(b - a)
+        indices[a:b], ewgt[a:b] = indices[p], ewgt[p]
+    return Graph(g.indptr, indices, ewgt, g.vwgt, validate=False)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(g=random_graphs(max_n=30), seed=st.integers(0, 1000), jitter=st.booleans(),
+       rating=st.sampled_from(RATINGS))
+def test_suitor_kernels_on_unsorted_rows_and_asymmetric_ratings(g, seed, jitter, rating, monkeypatch):
+    g = _scrambled(g, seed, jitter)
+    for name in ("suitor", "locally_dominant"):
+        _assert_same(*_both(name, g, seed, rating, monkeypatch))
+    _assert_same_b(*_b_both(g, 2, rating, monkeypatch))
+
+
+def test_suitor_kernels_refuse_trusted_arrays_that_are_not_symmetric():
+    # 0 -> 1 and 0 -> 2 stored, only 1 -> 0 mirrored; 2's row lists 1 instead of 0
+    # (and variants: an entry without its reverse, one reverse too many, a self-loop)
+    from matchpart.matchers.b_suitor import b_matching
+    for indptr, indices in (([0, 2, 3, 4], [1, 2, 0, 1]), ([0, 1, 1], [1]), ([0, 0, 1], [0]),
+                            ([0, 2, 3], [0, 1, 0])):
+        g = Graph(np.array(indptr), np.array(indices), validate=False)
+        for f in (lambda: run_matcher("suitor", g), lambda: run_matcher("locally_dominant", g),
+                  lambda: b_matching(g, 2, device="cpu")):
+            with pytest.raises(ValueError, match="not symmetric or has a self-loop"):
+                f()
+
+
+def test_suitor_kernels_on_a_path_with_increasing_weights(monkeypatch):
+    """A pair or two matched a round (n/2 rounds): the kernels' rounds touch only the
+    vertices with work, so the same rounds and stats come at linear total cost."""
+    n = 400
+    g = Graph.from_edges(np.arange(n - 1), np.arange(1, n), np.arange(1, n), n=n)
+    for name in ("suitor", "locally_dominant"):
+        kernel, whole_array = _both(name, g, 0, "weight", monkeypatch)
+        _assert_same(kernel, whole_array)
+        assert kernel.stats["rounds"] >= n // 4
+    _assert_same_b(*_b_both(g, 1, "weight", monkeypatch))
+
+
+def test_suitor_kernels_with_negative_nan_and_infinite_ratings(monkeypatch):
+    """Callable ratings may be negative, -0.0, +-inf or NaN: ``edge_priority`` puts NaN last
+    (its sort of -r does), equal ratings (0.0 == -0.0) tie on the (min, max) pair."""
+    n = 7
+    g = Graph.from_edges([0, 1, 2, 3, 4, 5, 0, 2, 1, 3], [1, 2, 3, 4, 5, 6, 6, 5, 4, 6], n=n)
+    rows = np.repeat(np.arange(g.n), np.diff(g.indptr))
+    lo, hi = np.minimum(rows, g.indices), np.maximum(rows, g.indices)
+    rng = np.random.default_rng(0)
+    pool = np.array([np.nan, -np.inf, np.inf, -0.0, 0.0, -2.5, 3.0, 3.0, np.nan])
+    for trial in range(40):
+        values = rng.choice(pool, size=(n, n))
+        rating = lambda graph, values=values: values[lo, hi]  # noqa: E731
+        for name in ("suitor", "locally_dominant"):
+            _assert_same(*_both(name, g, 0, rating, monkeypatch))
+        for b in (1, 2):
+            _assert_same_b(*_b_both(g, b, rating, monkeypatch))
+
+
+@pytest.mark.parametrize("spec", ["delaunay:2000", "ba:2000:4", "rmat:10"])
+@pytest.mark.parametrize("rating", ["weight", "expansion_star2", "inner_outer"])
+def test_prioritised_rows_equal_the_rank_sorted_adjacency(spec, rating):
+    """The kernels' rows (sorted by key, then neighbour; no global rank) are the whole-array
+    formulation's rows sorted by ``edge_priority``; twins are the reverse entries."""
+    from matchpart.matchers.ratings import edge_priority
+    from matchpart.matchers.suitor import sorted_adjacency
+    from matchpart.matchers.b_suitor import reverse_entries
+    from matchpart.matchers.suitor_kernel import prioritised_rows
+    for g in (load_graph(spec), _weighted(spec, 2), _scrambled(_weighted(spec, 2), 5, True)):
+        want_nbr, _, want_order = sorted_adjacency(g, edge_priority(g, rating))
+        nbr, key, order = prioritised_rows(g, rating)
+        twin = reverse_entries(g.indptr, nbr, key)
+        assert np.array_equal(nbr, want_nbr) and np.array_equal(order, want_order)
+        srow = np.repeat(np.arange(g.n), np.diff(g.indptr))
+        assert np.array_equal(srow[twin], nbr) and np.array_equal(nbr[twin], srow)
+        assert np.array_equal(key[twin], key) and np.array_equal(twin[twin], np.arange(twin.shape[0]))
+
+
+def _greedy_by_python_sort(g):
+    """Greedy matching from Python's own sort of the (min, max) edges by (-weight, min, max):
+    no edge_priority, no numpy sort."""
+    rows = np.repeat(np.arange(g.n), np.diff(g.indptr)).tolist()
+    edges = sorted((-float(w), int(u), int(v)) for u, v, w in zip(rows, g.indices.tolist(), g.ewgt.tolist())
+                   if u < v)
+    mate = np.full(g.n, -1, dtype=np.int64)
+    for _, u, v in edges:
+        if mate[u] < 0 and mate[v] < 0:
+            mate[u], mate[v] = v, u
+    return mate
+
+
+@settings(max_examples=60, deadline=None)
+@given(g=random_graphs(max_n=30))
+def test_suitor_kernels_equal_an_independent_greedy_and_are_half_approximate(g):
+    import networkx as nx
+    from matchpart.matchers.b_suitor import b_matching
+    ref = _greedy_by_python_sort(g)
+    for name in ("suitor", "locally_dominant"):
+        M = run_matcher(name, g)
+        assert np.array_equal(M.mate, ref), name
+    B = b_matching(g, 1, device="cpu")
+    mine = {tuple(e) for e in B.edges.tolist()}
+    assert mine == {(u, int(ref[u])) for u in range(g.n) if ref[u] > u}
+    G = nx.Graph()
+    rows = np.repeat(np.arange(g.n), np.diff(g.indptr))
+    G.add_weighted_edges_from((int(u), int(v), float(w)) for u, v, w in zip(rows, g.indices, g.ewgt) if u < v)
+    opt = sum(G[u][v]["weight"] for u, v in nx.max_weight_matching(G))
+    assert 2 * B.weight >= opt - 1e-9 * max(opt, 1) and B.weight <= opt + 1e-9 * max(opt, 1)

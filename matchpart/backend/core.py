@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import functools
+import importlib
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..errors import DeviceError
 from . import rng
@@ -45,12 +45,20 @@ class Backend:
     def __init__(self, name, xp, sparse, scatter=None):
         self.name = name
         self.xp = xp
-        self.sparse = sparse
+        self._sparse = sparse
         # the module with scatter_add/max/min (cupyx on the GPU); numpy's ufunc.at on the CPU
         self._scatter = scatter
 
     def __repr__(self):
         return f"Backend({self.name!r})"
+
+    @property
+    def sparse(self):
+        """scipy.sparse or cupyx.scipy.sparse; the CPU backend imports scipy on first use (most
+        commands never need it, and it costs a fifth of the command line's start-up)."""
+        if isinstance(self._sparse, str):
+            self._sparse = importlib.import_module(self._sparse)
+        return self._sparse
 
     @property
     def is_gpu(self):
@@ -231,7 +239,7 @@ def _bincount_int(index, values, n):
     return out
 
 
-_CPU = Backend("cpu", np, sp)
+_CPU = Backend("cpu", np, "scipy.sparse")
 _GPU = None
 
 

@@ -6,7 +6,8 @@ arithmetic, which both libraries implement identically. Compiled kernels get the
 numbers from ``stream_key`` (once per call, on the host) and ``hash32_at`` (per counter).
 """
 import numpy as np
-from numba import njit
+
+from ..jit import njit
 
 _GOLDEN = 0x9E3779B97F4A7C15
 _MIX1 = 0xBF58476D1CE4E5B9

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from ..graph import Graph
+from ..jit import njit
+from ..sorting import argsort_stable
 
 # Below this many fine adjacency entries the kernel runs on one thread: waking the thread
 # pool costs more than the work (the bisection hierarchy of initial partitioning contracts
@@ -194,9 +196,10 @@ def _prefix_in_place(row_len):
 def _copy_rows(lo, hi, bstart, bcol, bw, cindptr, cindices, cewgt):
     """Merged rows lo..hi-1 (at the starts of their buckets) into the coarse CSR arrays."""
     for c in range(lo, hi):
-        k = cindptr[c + 1] - cindptr[c]
-        cindices[cindptr[c]:cindptr[c + 1]] = bcol[bstart[c]:bstart[c] + k]
-        cewgt[cindptr[c]:cindptr[c + 1]] = bw[bstart[c]:bstart[c] + k]
+        shift = bstart[c] - cindptr[c]
+        for e in range(cindptr[c], cindptr[c + 1]):   # a loop, not slices: see _sort_row
+            cindices[e] = bcol[e + shift]
+            cewgt[e] = bw[e + shift]
 
 
 @njit(cache=True)
@@ -306,9 +309,20 @@ def _sort_row(cols, wgts, start, stop):
             cols[i + 1] = c
             wgts[i + 1] = w
         return
-    order = np.argsort(cols[start:stop]) + start
-    cols[start:stop] = cols[order]
-    wgts[start:stop] = wgts[order]
+    # argsort_stable and loops rather than np.argsort and slice assignments: those compile
+    # numba's sort templates and shape-mismatch error paths, seconds on the first run
+    length = stop - start
+    keys = np.empty(length, dtype=np.float64)
+    c0 = np.empty(length, dtype=cols.dtype)
+    w0 = np.empty(length, dtype=wgts.dtype)
+    for i in range(length):
+        keys[i] = cols[start + i]
+        c0[i] = cols[start + i]
+        w0[i] = wgts[start + i]
+    order = argsort_stable(keys)
+    for i in range(length):
+        cols[start + i] = c0[order[i]]
+        wgts[start + i] = w0[order[i]]
 
 
 def contract_xp(graph, mapping, n_coarse):

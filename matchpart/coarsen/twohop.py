@@ -8,9 +8,10 @@ up in the same block anyway in any good partition.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ..backend import rng as _rng
+from ..jit import njit
+from ..sorting import argsort_stable
 
 # Hash-RNG stream for the tie-break between equally heavy hub candidates.
 HUB_STREAM = 0x2409
@@ -87,10 +88,15 @@ def two_hop_pairs(graph, mate, max_vertex_weight, *, seed=0, block=None, method=
 def _two_hop_kernel(indptr, indices, ewgt, vwgt, mate, cap, key, block):
     # the whole-array version step by step: hub = the neighbour across the first entry of
     # maximal (weight, hash >> 1) (comparing weights is comparing their dense ranks); then
-    # the free vertices in order of (hub, weight, id) by a counting sort on the hub and a
-    # stable sort on the weight within each hub's group; then consecutive pairs
+    # the free vertices in order of (hub, weight, id): a stable sort by weight of the free
+    # vertices in id order, then a counting sort by hub; then consecutive pairs. Plain
+    # loops and argsort_stable rather than np.argsort and slice assignments, which cost
+    # seconds of compile time on the first run.
     n = mate.shape[0]
-    virtual = n + (block.max() + 1 if block.shape[0] else 1)  # hub ids n.. are virtual hubs
+    nblocks = 1
+    for v in range(block.shape[0]):
+        nblocks = max(nblocks, block[v] + 1)
+    virtual = n + nblocks  # hub ids n.. are virtual hubs
     hub = np.empty(n, dtype=np.int64)
     size = np.zeros(virtual + 1, dtype=np.int64)
     free = 0
@@ -113,20 +119,27 @@ def _two_hop_kernel(indptr, indices, ewgt, vwgt, mate, cap, key, block):
         return
     for c in range(virtual):
         size[c + 1] += size[c]
-    cand = np.empty(free, dtype=np.int64)
-    fill = size[:-1].copy()
-    for v in range(n):  # increasing id within each group
+    ids = np.empty(free, dtype=np.int64)     # the free vertices, increasing id
+    weight = np.empty(free, dtype=np.float64)
+    i = 0
+    for v in range(n):
         if mate[v] < 0:
-            cand[fill[hub[v]]] = v
-            fill[hub[v]] += 1
+            ids[i] = v
+            weight[i] = vwgt[v]
+            i += 1
+    by_weight = argsort_stable(weight)       # stable: ties stay in id order
+    cand = np.empty(free, dtype=np.int64)
+    fill = np.empty(virtual, dtype=np.int64)
+    for c in range(virtual):
+        fill[c] = size[c]
+    for t in range(free):
+        v = ids[by_weight[t]]
+        cand[fill[hub[v]]] = v
+        fill[hub[v]] += 1
     for c in range(virtual):
         lo, hi = size[c], size[c + 1]
-        if hi - lo < 2:
-            continue
-        group = cand[lo:hi]
-        group[:] = group[np.argsort(vwgt[group], kind="mergesort")]  # stable: ties by id
-        for i in range(0, hi - lo - 1, 2):
-            a, b = group[i], group[i + 1]
+        for i in range(lo, hi - 1, 2):
+            a, b = cand[i], cand[i + 1]
             if vwgt[a] + vwgt[b] <= cap:
                 mate[a] = b
                 mate[b] = a

@@ -1,7 +1,7 @@
 """as_graph: a Graph from whatever a user passes (a Graph, SciPy matrix, networkx graph, path or spec)."""
 from __future__ import annotations
 
-import scipy.sparse as sp
+import sys
 
 from ..errors import GraphError
 from ..graph import Graph
@@ -11,7 +11,9 @@ def as_graph(obj, *, edge_weight="weight", node_weight=None):
     """A Graph from a Graph, scipy sparse matrix, networkx graph, file path or generator spec."""
     if isinstance(obj, Graph):
         return obj
-    if sp.issparse(obj):
+    # scipy is imported only to partition scipy input: a scipy matrix implies it is loaded
+    sp = sys.modules.get("scipy.sparse")
+    if sp is not None and sp.issparse(obj):
         return Graph.from_scipy(obj)
     if hasattr(obj, "adj") and hasattr(obj, "nodes"):  # networkx graph
         return Graph.from_networkx(obj, edge_weight=edge_weight, node_weight=node_weight)

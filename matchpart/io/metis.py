@@ -11,12 +11,11 @@ from __future__ import annotations
 import logging
 
 import numpy as np
-import scipy.sparse as sp
-from numba import njit
 
 from .. import backend, csrcheck
 from ..errors import GraphError, GraphFormatError
 from ..graph import Graph
+from ..jit import njit
 from .source import read_bytes
 from .text import MAX_DIGITS, MAX_WEIGHT_TOTAL, format_int_lines, token_error
 
@@ -211,6 +210,7 @@ def parse_metis(raw, path, *, symmetrize=False, drop_self_loops=False, merge_dup
     if nnz != 2 * m:
         log.info("%s: header says m=%d but %d adjacency entries found; symmetrizing", path, m, nnz)
     if symmetrize or drop_self_loops or merge_duplicates:
+        import scipy.sparse as sp
         A = sp.csr_matrix((ewgt, cols, indptr), shape=(n, n))
         try:
             return Graph.from_scipy(A, vwgt, symmetrize=symmetrize, drop_self_loops=drop_self_loops,

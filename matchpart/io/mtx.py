@@ -13,7 +13,6 @@ import re
 import warnings
 
 import numpy as np
-import scipy.sparse as sp
 
 from .. import backend, csrcheck
 from ..errors import GraphError, GraphFormatError
@@ -76,6 +75,7 @@ def parse_mtx(raw, path, *, symmetrize=False, merge_duplicates=False) -> Graph:
         log.info("%s: ignoring %d diagonal entries", path, int(diag.sum()))
         i, j, data = i[~diag], j[~diag], data[~diag]
     check_values(copies=1)  # after dropping the diagonal: its values do not matter
+    import scipy.sparse as sp   # here, not at the top: only Matrix Market input needs it
     B = sp.csr_matrix((data, (i, j)), shape=(r, r))  # sums repeated coordinates
     if not merge_duplicates and B.nnz != i.shape[0]:  # some coordinates were summed
         key = i * r + j
@@ -111,6 +111,7 @@ def _mtx_from_scipy(raw, path, header_lines):
         M = scipy.io.mmread(io.BytesIO(raw))
     except Exception as exc:  # locate the problem line on this (rare) path
         raise _mtx_diagnose(raw, path, header_lines, exc) from None
+    import scipy.sparse as sp
     A = sp.coo_matrix(M)
     return A.shape, A.row.astype(np.int64), A.col.astype(np.int64), A.data
 

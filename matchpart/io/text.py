@@ -9,9 +9,9 @@ from __future__ import annotations
 import io
 
 import numpy as np
-from numba import njit
 
 from ..errors import GraphFormatError
+from ..jit import njit
 
 # The largest integer token accepted: 18 decimal digits always fit in int64.
 MAX_DIGITS = 18

@@ -11,21 +11,28 @@ found with the same forward-only windowed pointer scan as Suitor. A vertex's sui
 marks on the entries of its own adjacency row, which is sorted best first, so keeping the
 best b[v] of the held and the new suitors is a prefix count along the row, no sort. As
 in Suitor, the GPU runs the rounds as masked fixed-shape steps in batches and syncs with
-the host once per batch; the CPU runs one-round batches over compacted lists.
+the host once per batch. On the CPU the rounds run as one compiled kernel
+(``_b_suitor_kernel``: the same rounds, so the same b-matching and stats).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 import numpy as np
+from ..jit import njit
 
 from .. import backend as _backend
 from .ratings import edge_priority
-from .suitor import INITIAL_WINDOW, advance_windows, in_current_windows, sorted_adjacency, window_entries
+from .suitor import (INITIAL_WINDOW, WINDOW_GROWTH, advance_windows, in_current_windows, sorted_adjacency,
+                     window_entries)
+from .suitor_kernel import ASYMMETRIC, prioritised_rows
 
 # Rounds between host syncs (the test whether anyone still searches): free on the CPU, a
 # device round trip on the GPU. The b-matching does not depend on it.
 ROUNDS_PER_CHECK = {"cpu": 1, "gpu": 4}
+# On the CPU the rounds run as one compiled kernel; tests switch this off to run the
+# whole-array rounds on numpy and compare.
+CPU_KERNEL = True
 
 
 @dataclass
@@ -77,6 +84,8 @@ def b_matching(graph, b, *, seed=0, device="auto", rating="weight") -> BMatching
     xp = be.xp
     n = g.n
     cap_host = _capacities(b, n)
+    if CPU_KERNEL and not be.is_gpu:
+        return _b_matching_cpu(g, cap_host, rating)
     cap = be.to_device(cap_host)
     rank = edge_priority(g, rating)
     nbr, srank, order = sorted_adjacency(g, rank)
@@ -124,6 +133,19 @@ def b_matching(graph, b, *, seed=0, device="auto", rating="weight") -> BMatching
     w = g.ewgt[order[mine]].sum()
     weight = w.item() if g.ewgt.dtype.kind in "iu" else float(w.item())
     return BMatching(be.to_host(edges).astype(np.int64), weight, cap_host, {"rounds": rounds})
+
+
+def _b_matching_cpu(g, cap, rating):
+    """``b_matching``'s rounds as one compiled kernel (host arrays): the same b-matching,
+    its edges in the same (rank) order and its weight summed in that order."""
+    nbr, key, order = prioritised_rows(g, rating)
+    twin = reverse_entries(g.indptr, nbr, key)
+    rounds, lo, entry = _b_suitor_kernel(g.indptr, nbr, key, twin, cap, INITIAL_WINDOW, WINDOW_GROWTH)
+    hi = nbr[entry].astype(np.int64)
+    by_rank = np.lexsort((hi, lo, ~key[entry]))  # decreasing rating, then the smaller (lo, hi)
+    w = g.ewgt[order[entry[by_rank]]].sum()
+    weight = w.item() if g.ewgt.dtype.kind in "iu" else float(w.item())
+    return BMatching(np.stack([lo[by_rank], hi[by_rank]], axis=1), weight, cap, {"rounds": rounds})
 
 
 def _twin_entries(be, srank):
@@ -193,3 +215,127 @@ def _keep_best(be, proposed, indptr, srow, twin, srank, cap, held, worst, count)
     else:
         count += xp.bincount(srow[proposed], minlength=n)
         count -= xp.bincount(srow[twin[pos[mark & ~keep]]], minlength=n)
+
+
+@njit(cache=True)
+def _b_suitor_kernel(indptr, nbr, key, twin, cap, window0, growth):
+    """b-Suitor's rounds on rows sorted by ``prioritised_rows`` (``twin``: sorted position of
+    each entry's reverse). Returns (rounds, the b-matching's edges as their smaller end
+    and the sorted position of their (smaller -> larger end) entry).
+
+    A round, as the whole-array one: every searching vertex u proposes to the first
+    cap[u] - count[u] entries of its window whose target would take it (against the
+    targets' worst kept suitors at the round's start) and resumes after the last, or skips
+    the window, which doubles; then each target keeps its best cap suitors along its own
+    sorted row (held marks on its entries) and the dropped ones search again.
+    """
+    n = indptr.shape[0] - 1
+    m = nbr.shape[0]
+    held = np.zeros(m, dtype=np.bool_)   # entry (v -> u) of v's row: u is one of v's kept suitors
+    count = np.zeros(n, dtype=np.int64)  # how many vertices u is a kept suitor of
+    full = np.zeros(n, dtype=np.bool_)   # v holds cap[v] suitors: (wkey, wid) is the worst
+    wkey = np.zeros(n, dtype=np.uint64)
+    wid = np.zeros(n, dtype=np.int64)
+    ptr = indptr[:-1].copy()
+    window = np.full(n, window0, dtype=np.int64)
+    stamp = np.zeros(n, dtype=np.int64)  # round that listed a vertex (as a target or a searcher)
+    touched = np.empty(n, dtype=np.int64)
+    rows = np.empty(n, dtype=np.int64)
+    nxt = np.empty(n, dtype=np.int64)
+    ns = 0
+    for v in range(n):
+        if cap[v] > 0 and indptr[v + 1] > indptr[v]:
+            rows[ns] = v
+            ns += 1
+    rounds = 0
+    while ns > 0:
+        rounds += 1
+        nt = 0
+        for j in range(ns):
+            u = rows[j]
+            need = cap[u] - count[u]
+            p = ptr[u]
+            hi = min(p + window[u], indptr[u + 1])
+            taken, last = 0, -1
+            for e in range(p, hi):
+                t = nbr[e]
+                if cap[t] == 0 or (full[t] and not (key[e] > wkey[t] or (key[e] == wkey[t] and u < wid[t]))):
+                    continue
+                held[twin[e]] = True
+                if stamp[t] != rounds:
+                    stamp[t] = rounds
+                    touched[nt] = t
+                    nt += 1
+                taken += 1
+                last = e
+                if taken == need:
+                    break
+            count[u] += taken
+            if taken == need:
+                ptr[u] = last + 1
+            else:
+                ptr[u] = hi
+                window[u] *= growth
+        # next searchers (stamped -rounds): this round's that still search, and dropped suitors
+        nn = 0
+        for j in range(ns):
+            u = rows[j]
+            if count[u] < cap[u] and ptr[u] < indptr[u + 1]:
+                stamp[u] = -rounds
+                nxt[nn] = u
+                nn += 1
+        for i in range(nt):
+            v = touched[i]
+            place = 0
+            for e in range(indptr[v], indptr[v + 1]):
+                if not held[e]:
+                    continue
+                place += 1
+                if place == cap[v]:
+                    full[v] = True
+                    wkey[v] = key[e]
+                    wid[v] = nbr[e]
+                elif place > cap[v]:
+                    held[e] = False
+                    w = nbr[e]
+                    count[w] -= 1
+                    if stamp[w] != -rounds and ptr[w] < indptr[w + 1]:
+                        stamp[w] = -rounds
+                        nxt[nn] = w
+                        nn += 1
+        rows, nxt = nxt, rows
+        ns = nn
+    lo = np.empty(m, dtype=np.int64)
+    entry = np.empty(m, dtype=np.int64)
+    k = 0
+    for u in range(n):
+        for e in range(indptr[u], indptr[u + 1]):
+            if nbr[e] > u and held[e] and held[twin[e]]:
+                lo[k] = u
+                entry[k] = e
+                k += 1
+    return rounds, lo[:k], entry[:k]
+
+
+@njit(cache=True)
+def reverse_entries(indptr, nbr, key):
+    """For rows from ``prioritised_rows``: the position of each entry's reverse (v -> u for
+    u -> v), found by binary search in row v, which is sorted by (key descending, neighbour)."""
+    twin = np.empty(nbr.shape[0], dtype=np.int64)
+    for u in range(indptr.shape[0] - 1):
+        for s in range(indptr[u], indptr[u + 1]):
+            v = nbr[s]
+            if v < u:
+                continue
+            lo, hi = indptr[v], indptr[v + 1]
+            while lo < hi:  # the first position not before (key[s], u)
+                mid = (lo + hi) // 2
+                if key[mid] > key[s] or (key[mid] == key[s] and nbr[mid] < u):
+                    lo = mid + 1
+                else:
+                    hi = mid
+            if lo == indptr[v + 1] or nbr[lo] != u:
+                raise ValueError(ASYMMETRIC)
+            twin[s] = lo
+            twin[lo] = s
+    return twin

@@ -5,7 +5,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from numba import njit
+
+from ..jit import njit
 
 
 @dataclass

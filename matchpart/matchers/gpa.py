@@ -9,8 +9,8 @@ nature: one numba kernel on the CPU.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ..jit import njit
 from .base import Matching
 from .ratings import edge_ratings
 from .registry import register

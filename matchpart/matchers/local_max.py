@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ..backend import get as get_backend
 from ..backend import rng as _rng
+from ..jit import njit
 from .base import Matching
 from .ratings import edge_ratings, upper_edge_ratings
 from .registry import register

@@ -7,7 +7,8 @@ weighted degree. Zero vertex weights count as 1 so that ratings stay finite.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from ..jit import njit
 
 RATINGS = ("weight", "expansion_star", "expansion_star2", "inner_outer")
 

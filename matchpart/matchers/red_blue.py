@@ -13,9 +13,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from ..backend import rng as _rng
+from ..jit import njit
 from .base import Matching
 from .local_max import order_keys, rating_ranks
 from .ratings import edge_ratings

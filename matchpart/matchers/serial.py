@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ..jit import njit
 from .base import Matching
 from .ratings import edge_ratings
 from .registry import register

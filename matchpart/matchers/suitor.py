@@ -16,6 +16,9 @@ work goes to a trash slot (index n), so only the list's rebuild between batches 
 termination test) waits for the device. On the CPU a batch is one round, where the list
 is exactly the searching vertices. The batch size changes neither the matching nor the
 per-round stats.
+
+On the CPU both matchers run as one compiled kernel each (``suitor_kernel.py``: the same
+rounds, so the same matching and stats); the whole-array rounds are the GPU's formulation.
 """
 from __future__ import annotations
 
@@ -24,6 +27,7 @@ import numpy as np
 from .base import Matching
 from .ratings import edge_priority
 from .registry import register
+from .suitor_kernel import locally_dominant_kernel, prioritised_rows, suitor_kernel
 
 # Entries a searching vertex inspects in its first round: most vertices find their partner
 # among their few heaviest neighbours, and a small window keeps the per-round work near |active|.
@@ -37,6 +41,9 @@ NO_VALUE = np.uint64(0xFFFFFFFFFFFFFFFF)  # empty slot of a uint64 scatter-min b
 # Rounds between rebuilds of the searcher list: a rebuild is a host sync on the GPU and
 # costs nothing on the CPU, where a one-round batch keeps each round's work to the searchers.
 ROUNDS_PER_CHECK = {"cpu": 1, "gpu": 4}
+# On the CPU the rounds run as one compiled kernel per matching (suitor_kernel.py); tests
+# switch this off to run the whole-array rounds on numpy and compare.
+CPU_KERNEL = True
 
 
 def sorted_adjacency(graph, rank):
@@ -146,6 +153,10 @@ def suitor(graph, *, rating="weight", seed=0, backend=None) -> Matching:
     ``seed`` is unused (the result is deterministic and equals the greedy matching).
     """
     graph, be = _on_backend(graph, backend)
+    if CPU_KERNEL and not be.is_gpu:
+        nbr, key, _ = prioritised_rows(graph, rating)
+        mate, active, matched = suitor_kernel(graph.indptr, nbr, key, INITIAL_WINDOW, WINDOW_GROWTH)
+        return Matching.from_mate(graph, mate, stats=_kernel_stats(matched, graph.n))
     xp = be.xp
     n = graph.n
     rank = edge_priority(graph, rating)
@@ -206,6 +217,11 @@ def suitor(graph, *, rating="weight", seed=0, backend=None) -> Matching:
     return Matching.from_mate(graph, mate, stats={"rounds": rounds, "matched_fraction": fractions})
 
 
+def _kernel_stats(matched, n):
+    """``_round_stats`` of a kernel's rounds: every round it ran had an active vertex."""
+    return {"rounds": int(matched.shape[0]), "matched_fraction": (matched / n).tolist()}
+
+
 def _round_stats(be, active_counts, matched_counts, n):
     """(rounds, matched fraction after each) from per-round device scalars, read in one transfer.
 
@@ -228,6 +244,10 @@ def locally_dominant(graph, *, rating="weight", seed=0, backend=None) -> Matchin
     ``seed`` is unused (the result is deterministic and equals the greedy matching).
     """
     graph, be = _on_backend(graph, backend)
+    if CPU_KERNEL and not be.is_gpu:
+        nbr, _, _ = prioritised_rows(graph, rating)
+        mate, alive, matched = locally_dominant_kernel(graph.indptr, nbr, INITIAL_WINDOW, WINDOW_GROWTH)
+        return Matching.from_mate(graph, mate, stats=_kernel_stats(matched, graph.n))
     xp = be.xp
     n = graph.n
     rank = edge_priority(graph, rating)

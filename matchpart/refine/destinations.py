@@ -8,9 +8,9 @@ connected blocks are broken by a hash of (seed, stream, v * k + b), the same on 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ..backend.rng import hash32_at, stream_key
+from ..jit import njit
 
 _STREAM_TIES = 0x5EB1      # default hash stream for ties between equally connected destination blocks
 

@@ -6,13 +6,14 @@ cache of gain_cache.py) and fm2.py (two blocks), the least-loss rebalancer in re
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ..errors import MatchpartError
 from ..io import as_graph
+from ..jit import njit
 from . import gain_cache as gc
+from .boundary import on_boundary
 from .fm2 import fm2_pass
-from .kway_fm import (LOCAL_STALL_MOVES, STALL_MOVES_FRACTION, STALL_MOVES_MIN, _has_other_block, default_stall,
+from .kway_fm import (LOCAL_STALL_MOVES, STALL_MOVES_FRACTION, STALL_MOVES_MIN, default_stall,
                       fm_pass, localized_round)
 from .least_loss import serial_rebalance
 from .state import host_arrays, host_block_weights, host_cut, host_overload
@@ -39,7 +40,7 @@ def _shuffled_boundary(indptr, indices, parts):
     found = np.empty(n, dtype=np.int64)
     nb = 0
     for v in range(n):
-        if _has_other_block(v, indptr, indices, parts):
+        if on_boundary(v, indptr, indices, parts):
             found[nb] = v
             nb += 1
     return found[np.random.permutation(nb)]

@@ -7,8 +7,8 @@ of the k-way gain cache. Used by initial partitioning and pairwise refinement.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ..jit import njit
 from .heap import heap_pop, heap_remove, heap_set
 from .state import better_state, host_overload
 

@@ -17,7 +17,8 @@ cache lives for a whole refinement call (rollbacks apply reverse moves to it).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from ..jit import njit
 
 
 @njit(cache=True)

@@ -6,7 +6,8 @@ the helpers can change it in place. Callers allocate the arrays once per pass.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from ..jit import njit
 
 
 @njit(cache=True)

@@ -17,15 +17,15 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from ..backend.rng import hash64_at, stream_key_at
+from ..jit import njit
+from .boundary import boundary_from_scratch, extend_boundary, on_boundary
 from .destinations import best_destinations, gather_rows, row_ids, vertex_destination
-from .kway_fm import _has_other_block
 from .rebalance import MAX_ROUNDS as _REBALANCE_ROUNDS
 from .rebalance import rebalance, rebalance_nb
 from .state import (block_weights, bounds_array, cast_like, check_partition, device_bounds, host_arrays,
-                    host_block_weights, host_overload, overload)
+                    block_members, host_block_weights, host_overload, host_weighted_degree, overload, relink)
 
 # Tunables (defaults follow the Jet paper where it gives one)
 MAX_ITERATIONS = 200           # hard cap; patience normally ends the loop far earlier
@@ -94,40 +94,6 @@ def jet_arrays(arrays, parts, maxw, *, seed=0, max_iterations=MAX_ITERATIONS, pa
 
 # ---- compiled formulation (CPU) ----------------------------------------------------------------
 @njit(cache=True)
-def _boundary_from_scratch(indptr, indices, parts, bnd, in_list):
-    """List every vertex with a neighbour in another block; returns how many."""
-    nb = 0
-    for v in range(parts.shape[0]):
-        in_list[v] = False
-        for e in range(indptr[v], indptr[v + 1]):
-            if parts[indices[e]] != parts[v]:
-                bnd[nb] = v
-                nb += 1
-                in_list[v] = True
-                break
-    return nb
-
-
-@njit(cache=True)
-def _extend_boundary(indptr, indices, moved, nm, bnd, nb, in_list):
-    """Add moved vertices and their neighbours to the list (the boundary only changes there);
-    returns the new length. Listed vertices that became interior leave it in _scan."""
-    for i in range(nm):
-        v = moved[i]
-        if not in_list[v]:
-            in_list[v] = True
-            bnd[nb] = v
-            nb += 1
-        for e in range(indptr[v], indptr[v + 1]):
-            u = indices[e]
-            if not in_list[u]:
-                in_list[u] = True
-                bnd[nb] = u
-                nb += 1
-    return nb
-
-
-@njit(cache=True)
 def _scan(indptr, indices, ewgt, parts, k, bnd, nb, in_list, locked, key, dest, conn_dest, conn_own, acc, touched,
           everywhere):
     """best_destinations for the listed vertices (dropping those no longer on the boundary).
@@ -144,7 +110,7 @@ def _scan(indptr, indices, ewgt, parts, k, bnd, nb, in_list, locked, key, dest, 
         dest[v] = d
         conn_dest[v] = cd
         conn_own[v] = co
-        if out == 0 and not _has_other_block(v, indptr, indices, parts):
+        if out == 0 and not on_boundary(v, indptr, indices, parts):
             in_list[v] = False       # interior now: leaves the list
             continue
         bnd[kept] = v
@@ -214,7 +180,9 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
     log = np.empty(n, dtype=np.int64)        # vertices moved by rebalancing
     nlog = np.zeros(1, dtype=np.int64)
     logged = np.zeros(n, dtype=np.bool_)
-    nb = _boundary_from_scratch(indptr, indices, p, bnd, in_list)
+    wdeg = np.empty(0, dtype=np.float64)     # weighted degrees, computed when first needed
+    members = block_members(p, k)
+    nb = boundary_from_scratch(indptr, indices, p, bnd, in_list)
     bw = host_block_weights(p, vwgt, k)
     nm = 0                                   # vertices moved (and locked) by the last iteration
     best = p.copy()
@@ -223,11 +191,12 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
     stale = 0
     for it in range(max_iterations + 1):
         if (bw > maxw).any():
-            bw = rebalance_nb(indptr, indices, ewgt, vwgt, p, maxw, seed + 7919 * it, _REBALANCE_ROUNDS,
-                              log, nlog, logged)
+            if wdeg.shape[0] == 0:
+                wdeg = host_weighted_degree(indptr, ewgt)
+            bw, nb = rebalance_nb(indptr, indices, ewgt, vwgt, p, maxw, seed + 7919 * it, _REBALANCE_ROUNDS,
+                                  log, nlog, logged, wdeg, bnd, nb, in_list, members)
             for i in range(nlog[0]):
                 logged[log[i]] = False
-            nb = _extend_boundary(indptr, indices, log, nlog[0], bnd, nb, in_list)
             nlog[0] = 0
         nb, two_cut = _scan(indptr, indices, ewgt, p, k, bnd, nb, in_list, locked,
                             stream_key_at(seed, _STREAM_DEST + it), dest, conn_dest, conn_own, acc, touched,
@@ -236,7 +205,8 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
         over = host_overload(bw, maxw)
         if over < best_over or (over == best_over and cut < best_cut):
             improved = over < best_over or cut < (1.0 - min_improvement) * best_cut
-            best[:] = p
+            for v in range(n):   # not `best[:] = p`: that compiles numba's shape-error path (seconds, cold)
+                best[v] = p[v]
             best_over = over
             best_cut = cut
             stale = 0 if improved else stale + 1
@@ -255,9 +225,10 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
             v = moved[i]
             bw[p[v]] -= vwgt[v]
             bw[dest[v]] += vwgt[v]
+            relink(v, p[v], dest[v], members)
             p[v] = dest[v]
             locked[v] = True
-        nb = _extend_boundary(indptr, indices, moved, nm, bnd, nb, in_list)
+        nb = extend_boundary(indptr, indices, moved, 0, nm, bnd, nb, in_list)
     return best
 
 

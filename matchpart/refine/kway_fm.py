@@ -9,9 +9,10 @@ while the cut is minimised. Every pass or search rolls back to its best prefix.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ..jit import njit
 from . import gain_cache as gc
+from .boundary import on_boundary
 from .heap import heap_pop, heap_remove, heap_set, new_heap
 from .state import better_state, host_overload
 
@@ -29,15 +30,6 @@ LOCAL_STALL_MOVES = 40
 def default_stall(n):
     """Moves without improvement after which a pass stops (see STALL_MOVES_*)."""
     return max(STALL_MOVES_MIN, int(STALL_MOVES_FRACTION * n))
-
-
-@njit(cache=True)
-def _has_other_block(v, indptr, indices, parts):
-    own = parts[v]
-    for e in range(indptr[v], indptr[v + 1]):
-        if parts[indices[e]] != own:
-            return True
-    return False
 
 
 @njit(cache=True)
@@ -111,7 +103,7 @@ def fm_pass(indptr, indices, ewgt, vwgt, parts, bw, maxw, order, stall, cut, cac
 
     for i in range(order.shape[0]):  # boundary vertices, inserted in random order for tie-breaking
         v = order[i]
-        if _has_other_block(v, indptr, indices, parts):
+        if on_boundary(v, indptr, indices, parts):
             g, t = _best(v, indptr, indices, ewgt, vwgt, parts, bw, maxw, cache)
             if t >= 0:
                 heap_set(keys, verts, pos, size, v, g)
@@ -173,7 +165,7 @@ def localized_round(indptr, indices, ewgt, vwgt, parts, bw, maxw, order, stall, 
         if done[s]:
             continue
         done[s] = True
-        if not _has_other_block(s, indptr, indices, parts):
+        if not on_boundary(s, indptr, indices, parts):
             continue
         g, t = _best(s, indptr, indices, ewgt, vwgt, parts, bw, maxw, cache)
         if t < 0:

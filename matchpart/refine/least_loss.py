@@ -7,8 +7,8 @@ else to the block with most room; gains come from the FM gain cache (gain_cache.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ..jit import njit
 from . import gain_cache as gc
 from .heap import heap_pop, heap_remove, heap_set, new_heap
 

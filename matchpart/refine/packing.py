@@ -8,7 +8,8 @@ the bound. The refiners keep a packing balanced while they win back cut.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from ..jit import njit
 
 
 @njit(cache=True)

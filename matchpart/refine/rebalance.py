@@ -13,17 +13,24 @@ least_loss.py.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ..backend.rng import hash32_at, stream_key_at
+from ..jit import njit
+from .boundary import extend_boundary
 from .destinations import best_destinations, row_ids, vertex_destination
-from .state import (block_weights, bounds_array, cast_like, check_partition, device_bounds, host_arrays,
-                    host_block_weights)
+from .selection import cheapest_covering, lexsort
+from .state import (block_members, block_weights, bounds_array, cast_like, check_partition, device_bounds,
+                    host_arrays, host_block_weights, relink)
 
 # Tunables
 MAX_ROUNDS = 256           # a round usually fixes every overweight block (a handful of rounds in
                            # practice); more are needed only for capacity conflicts. Every round
                            # moves at least one vertex or stops, so this cap only bounds worst cases.
+LIST_WALK_MAX_SHARE = 4    # candidates come from the overweight blocks' member lists while those
+                           # blocks are fewer than k / 4, else from a pass over all vertices: a
+                           # list visits vertices in scattered order (a cache miss each), which
+                           # cost more than the pass when the blocks hold much of the graph
+                           # (ba 2^16, k = 8: Jet 1.26 -> 1.43 s with lists only)
 _STREAM_TIES = 0x5EB1      # hash stream for ties between equally connected destination blocks
 _STREAM_ORDER = 0x5EB2     # hash stream for the order of equally good movers in rebalancing
 
@@ -120,56 +127,23 @@ def _rebalance_round(graph, parts, k, lmax, bw, seed, rnd, rows, method):
 
 # ---- parallel rounds: compiled formulation (CPU), same moves as _rebalance_round ------------
 @njit(cache=True)
-def _precedes(keys, a, b):
-    """Row a before row b: keys compared most significant first (keys[0]), then by position."""
-    for r in range(keys.shape[0]):
-        if keys[r, a] != keys[r, b]:
-            return keys[r, a] < keys[r, b]
-    return a < b
+def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, log, nlog, logged, wdeg, in_list,
+                       members):
+    """One round of _rebalance_round as one kernel; parts, bw and members change in place;
+    returns the number of moves.
 
+    Candidates are found through ``members`` (state.block_members): the lists of the
+    overweight blocks only, not a pass over all n vertices (k = 32: 1/32 of them, and Jet
+    rebalances a few rounds in nearly every iteration).
 
-@njit(cache=True)
-def _lexsort_nb(keys):
-    """Positions 0..m-1 sorted by the columns of keys (rows most significant first); the order
-    numpy.lexsort gives with the rows reversed. A plain merge sort: numba's own sorts cost
-    seconds of compile time each, and these lists are short."""
-    m = keys.shape[1]
-    a = np.arange(m)
-    b = np.empty(m, dtype=np.int64)
-    width = 1
-    while width < m:
-        for lo in range(0, m, 2 * width):
-            mid = min(lo + width, m)
-            hi = min(lo + 2 * width, m)
-            i, j, o = lo, mid, lo
-            while i < mid and j < hi:
-                if _precedes(keys, a[j], a[i]):
-                    b[o] = a[j]
-                    j += 1
-                else:
-                    b[o] = a[i]
-                    i += 1
-                o += 1
-            while i < mid:
-                b[o] = a[i]
-                i += 1
-                o += 1
-            while j < hi:
-                b[o] = a[j]
-                j += 1
-                o += 1
-        a, b = b, a
-        width *= 2
-    return a
-
-
-@njit(cache=True)
-def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, log, nlog, logged):
-    """One round of _rebalance_round as one kernel; parts and bw change in place; returns moves.
-
-    Moved vertices not yet ``logged`` are flagged and appended to log (log[nlog[0]], ...), so
-    callers can update what depends on their blocks without a full pass; log needs room for n.
-    Written as plain loops over index lists (array expressions cost numba compile time).
+    Vertices not flagged in ``in_list`` are known to be interior: their loss is their whole
+    weighted degree ``wdeg`` and they have no adjacent destination, so their rows are not
+    scanned (most candidates, on meshes). Selecting the movers takes
+    O(candidates x log(movers)) (selection.cheapest_covering), not a sort of every
+    candidate: a block's overload after a Jet iteration is a few vertices' worth while it
+    holds tens of thousands. Moved vertices not yet
+    ``logged`` are flagged and appended to log (log[nlog[0]], ...), so callers can update
+    what depends on their blocks without a full pass; log needs room for n.
     """
     n = parts.shape[0]
     k = maxw.shape[0]
@@ -183,43 +157,68 @@ def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, 
     receivers = room > 0
     cand = np.empty(n, dtype=np.int64)
     nc = 0
-    for v in range(n):
-        if bw[parts[v]] > maxw[parts[v]] and vwgt[v] > 0 and vwgt[v] <= max_room:
-            cand[nc] = v
-            nc += 1
+    heavy = 0
+    for b in range(k):
+        heavy += bw[b] > maxw[b]
+    if heavy * LIST_WALK_MAX_SHARE < k:
+        # few overweight blocks: walk their member lists
+        head, nxt = members[0], members[1]
+        for b in range(k):
+            if bw[b] <= maxw[b]:
+                continue
+            v = head[b]
+            while v >= 0:
+                if vwgt[v] > 0 and vwgt[v] <= max_room:
+                    cand[nc] = v
+                    nc += 1
+                v = nxt[v]
+    else:
+        # they hold a large share of the graph: a pass in id order reads rows in memory order
+        for v in range(n):
+            b = parts[v]
+            if bw[b] > maxw[b] and vwgt[v] > 0 and vwgt[v] <= max_room:
+                cand[nc] = v
+                nc += 1
     if nc == 0:
         return 0
-    # per candidate (position i): destination, weight, loss per weight, tie hash, source
+    # per candidate (position i): destination, and its sort keys
     dest = np.empty(nc, dtype=np.int64)
-    keys = np.empty((4, nc), dtype=np.float64)      # src, overshoots, loss per weight, tie
+    weight = np.empty(nc, dtype=np.float64)
+    keys = np.empty((4, nc), dtype=np.float64)      # overshoots, loss per weight, tie, vertex
     acc = np.zeros(k, dtype=ewgt.dtype)
     touched = np.empty(k, dtype=np.int64)
     dest_key = stream_key_at(seed, _STREAM_TIES + 2 * rnd)
     order_key = stream_key_at(seed, _STREAM_ORDER + 2 * rnd)
+    first = np.zeros(k + 1, dtype=np.int64)        # candidates grouped by block: counting sort
     for i in range(nc):
         v = cand[i]
-        d, cd, co, _ = vertex_destination(v, indptr, indices, ewgt, parts, k, True, receivers, dest_key,
-                                          acc, touched)
+        if in_list[v]:
+            d, cd, co, _ = vertex_destination(v, indptr, indices, ewgt, parts, k, True, receivers, dest_key,
+                                              acc, touched)
+        else:
+            d, cd, co = -1, 0.0, wdeg[v]
         dest[i] = d
         w = np.float64(vwgt[v])
-        keys[0, i] = parts[v]
-        keys[1, i] = 1.0 if w > bw[parts[v]] - maxw[parts[v]] else 0.0   # alone heavier: last resort
-        keys[2, i] = np.float64(co - cd) / w
-        keys[3, i] = np.float64(hash32_at(v, order_key))
+        weight[i] = w
+        keys[0, i] = 1.0 if w > bw[parts[v]] - maxw[parts[v]] else 0.0   # alone heavier: last resort
+        keys[1, i] = np.float64(co - cd) / w
+        keys[2, i] = np.float64(hash32_at(v, order_key))
+        keys[3, i] = v
+        first[parts[v] + 1] += 1
+    for b in range(k):
+        first[b + 1] += first[b]
+    grouped = np.empty(nc, dtype=np.int64)
+    fill = first[:k].copy()
+    for i in range(nc):
+        b = parts[cand[i]]
+        grouped[fill[b]] = i
+        fill[b] += 1
     # 1. each overweight block offers its cheapest vertices until its overload is covered
-    o = _lexsort_nb(keys)                            # cand is ascending: positions break ties
     sel = np.empty(nc, dtype=np.int64)
     m = 0
-    run = 0.0
-    for t in range(nc):
-        i = o[t]
-        src = parts[cand[i]]
-        if t > 0 and keys[0, o[t - 1]] != keys[0, i]:
-            run = 0.0
-        if run < bw[src] - maxw[src]:
-            sel[m] = i
-            m += 1
-        run += vwgt[cand[i]]
+    for b in range(k):
+        if bw[b] > maxw[b]:
+            m = cheapest_covering(keys, grouped, first[b], first[b + 1], weight, bw[b] - maxw[b], sel, m)
     new_block = np.full(m, -1, dtype=np.int64)
     # 2. movers with an adjacent receiver: accept in priority order while the receiver has room
     na = 0
@@ -235,18 +234,18 @@ def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, 
             if dest[i] >= 0:
                 adj[a] = j
                 akeys[0, a] = dest[i]
-                akeys[1, a] = keys[2, i]
-                akeys[2, a] = keys[3, i]
+                akeys[1, a] = keys[1, i]
+                akeys[2, a] = keys[2, i]
                 akeys[3, a] = cand[i]
                 a += 1
-        o2 = _lexsort_nb(akeys)
+        o2 = lexsort(akeys)
         run = 0.0
         for t in range(na):
             j = adj[o2[t]]
             d = dest[sel[j]]
             if t > 0 and akeys[0, o2[t - 1]] != d:
                 run = 0.0
-            w = np.float64(vwgt[cand[sel[j]]])
+            w = weight[sel[j]]
             if run + w <= room[d]:
                 new_block[j] = d
             run += w
@@ -257,7 +256,7 @@ def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, 
         if new_block[j] < 0:
             nr += 1
         else:
-            left[new_block[j]] -= vwgt[cand[sel[j]]]
+            left[new_block[j]] -= weight[sel[j]]
     if nr:
         recv = np.empty(k, dtype=np.int64)
         cap = np.empty(k, dtype=np.float64)
@@ -277,18 +276,18 @@ def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, 
                 if new_block[j] < 0:
                     i = sel[j]
                     rest[a] = j
-                    rkeys[0, a] = keys[2, i]
-                    rkeys[1, a] = keys[3, i]
+                    rkeys[0, a] = keys[1, i]
+                    rkeys[1, a] = keys[2, i]
                     rkeys[2, a] = cand[i]
                     a += 1
-            o3 = _lexsort_nb(rkeys)
+            o3 = lexsort(rkeys)
             any_moved = nr < m
             cw = 0.0
             r = 0                                     # receivers whose room ends at or before start
             for t in range(nr):
                 j = rest[o3[t]]
                 start = cw
-                cw += vwgt[cand[sel[j]]]
+                cw += weight[sel[j]]
                 while r < nrecv and cap[r] <= start:
                     r += 1
                 if r < nrecv and cw <= cap[r]:        # lies wholly inside receiver r's room
@@ -301,7 +300,7 @@ def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, 
                     if left[b] > left[best_room]:
                         best_room = b
                 j = rest[o3[0]]
-                if vwgt[cand[sel[j]]] <= left[best_room]:
+                if weight[sel[j]] <= left[best_room]:
                     new_block[j] = best_room
     moved = 0
     for j in range(m):
@@ -310,6 +309,7 @@ def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, 
             v = cand[sel[j]]
             bw[parts[v]] -= vwgt[v]
             bw[b] += vwgt[v]
+            relink(v, parts[v], b, members)
             parts[v] = b
             moved += 1
             if not logged[v]:
@@ -320,18 +320,26 @@ def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, 
 
 
 @njit(cache=True)
-def rebalance_nb(indptr, indices, ewgt, vwgt, parts, maxw, seed, max_rounds, log, nlog, logged):
+def rebalance_nb(indptr, indices, ewgt, vwgt, parts, maxw, seed, max_rounds, log, nlog, logged, wdeg, listed,
+                 nlisted, in_list, members):
     """Parallel rounds until balanced or stuck (the compiled loop of ``rebalance``); in place.
 
-    Returns the block weights; moved vertices are logged as in rebalance_round_nb.
+    listed[:nlisted] (flags in_list) must hold every boundary vertex; the moved vertices'
+    neighbourhoods are added to it after each round, so it still does on return. Returns the
+    block weights and the list's new length; moved vertices are logged as in
+    rebalance_round_nb.
     """
     bw = host_block_weights(parts, vwgt, maxw.shape[0])
     for rnd in range(max_rounds):
         if not (bw > maxw).any():
             break
-        if rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, log, nlog, logged) == 0:
+        before = nlog[0]
+        moved = rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, log, nlog, logged,
+                                   wdeg, in_list, members)
+        if moved == 0:
             break
-    return bw
+        nlisted = extend_boundary(indptr, indices, log, before, nlog[0], listed, nlisted, in_list)
+    return bw, nlisted
 
 
 # ---- public entry point -----------------------------------------------------------------------
@@ -357,8 +365,10 @@ def rebalance(graph, parts, k, max_block_weight, *, seed=0, max_rounds=MAX_ROUND
             raise ValueError("method='numba' runs on the CPU only; use method='xp' for a GPU graph")
         indptr, indices, ewgt, vwgt = host_arrays(graph)
         maxw = bounds_array(max_block_weight, k)
-        rebalance_nb(indptr, indices, ewgt, vwgt, p, maxw, int(seed), int(max_rounds), np.empty(p.shape[0], np.int64),
-                     np.zeros(1, np.int64), np.zeros(p.shape[0], np.bool_))
+        n = p.shape[0]
+        rebalance_nb(indptr, indices, ewgt, vwgt, p, maxw, int(seed), int(max_rounds), np.empty(n, np.int64),
+                     np.zeros(1, np.int64), np.zeros(n, np.bool_), np.zeros(n), np.arange(n), n, np.ones(n, np.bool_),
+                     block_members(p, k))
         return cast_like(parts, p, be)
     rows = row_ids(graph)
     lmax = device_bounds(be, max_block_weight, k)

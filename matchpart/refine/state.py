@@ -8,10 +8,10 @@ integer weights whose total stays below 2**53.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from .. import metrics
 from ..io import as_graph
+from ..jit import njit
 
 
 def block_weights(graph, parts, k):
@@ -87,6 +87,53 @@ def host_block_weights(parts, vwgt, k):
     for v in range(parts.shape[0]):
         bw[parts[v]] += vwgt[v]
     return bw
+
+
+@njit(cache=True)
+def block_members(parts, k):
+    """(head, nxt, prv): each block's vertices as a doubly linked list, so that rebalancing
+    visits the vertices of the overweight blocks only, and a move relinks in O(1)."""
+    n = parts.shape[0]
+    head = np.full(k, -1, dtype=np.int64)
+    nxt = np.empty(n, dtype=np.int64)
+    prv = np.full(n, -1, dtype=np.int64)
+    for v in range(n - 1, -1, -1):
+        b = parts[v]
+        nxt[v] = head[b]
+        if head[b] >= 0:
+            prv[head[b]] = v
+        head[b] = v
+    return head, nxt, prv
+
+
+@njit(cache=True)
+def relink(v, frm, to, members):
+    """Move v from block frm's list to block to's (see block_members)."""
+    head, nxt, prv = members
+    if prv[v] >= 0:
+        nxt[prv[v]] = nxt[v]
+    else:
+        head[frm] = nxt[v]
+    if nxt[v] >= 0:
+        prv[nxt[v]] = prv[v]
+    prv[v] = -1
+    nxt[v] = head[to]
+    if head[to] >= 0:
+        prv[head[to]] = v
+    head[to] = v
+
+
+@njit(cache=True)
+def host_weighted_degree(indptr, ewgt):
+    """Edge weight at each vertex, summed in row order (so equal to a row scan's sum)."""
+    n = indptr.shape[0] - 1
+    wdeg = np.zeros(n, dtype=np.float64)
+    for v in range(n):
+        s = 0.0
+        for e in range(indptr[v], indptr[v + 1]):
+            s += ewgt[e]
+        wdeg[v] = s
+    return wdeg
 
 
 @njit(cache=True)

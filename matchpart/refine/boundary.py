@@ -1,0 +1,51 @@
+"""The boundary of a partition on the CPU (numba): a vertex test and a list kept up to date.
+
+Jet and rebalancing only ever look at boundary vertices (a vertex without a neighbour in
+another block has no move worth scoring), so they keep a list that holds every boundary
+vertex, and possibly some vertices that have become interior since: the list grows around
+moved vertices (the boundary only changes there) and its users drop interior entries as they
+meet them. ``in_list`` flags the listed vertices, so nothing is listed twice.
+"""
+from __future__ import annotations
+
+from ..jit import njit
+
+
+@njit(cache=True)
+def on_boundary(v, indptr, indices, parts):
+    """True when v has a neighbour in another block."""
+    own = parts[v]
+    for e in range(indptr[v], indptr[v + 1]):
+        if parts[indices[e]] != own:
+            return True
+    return False
+
+
+@njit(cache=True)
+def boundary_from_scratch(indptr, indices, parts, listed, in_list):
+    """List every boundary vertex in id order; returns how many."""
+    nb = 0
+    for v in range(parts.shape[0]):
+        in_list[v] = on_boundary(v, indptr, indices, parts)
+        if in_list[v]:
+            listed[nb] = v
+            nb += 1
+    return nb
+
+
+@njit(cache=True)
+def extend_boundary(indptr, indices, moved, start, stop, listed, nb, in_list):
+    """Add moved[start:stop] and their neighbours to the list; returns its new length."""
+    for i in range(start, stop):
+        v = moved[i]
+        if not in_list[v]:
+            in_list[v] = True
+            listed[nb] = v
+            nb += 1
+        for e in range(indptr[v], indptr[v + 1]):
+            u = indices[e]
+            if not in_list[u]:
+                in_list[u] = True
+                listed[nb] = u
+                nb += 1
+    return nb

@@ -1,0 +1,112 @@
+"""Orderings for rebalancing (numba): a lexicographic sort and the cheapest prefix covering an amount.
+
+Keys are rows of a float64 array (row 0 most significant), one column per item. Both helpers
+are plain loops: numba's own sorts cost seconds of compile time each.
+"""
+from __future__ import annotations
+
+import numpy as np
+from ..jit import njit
+
+
+@njit(cache=True)
+def precedes(keys, a, b):
+    """Column a before column b: keys compared most significant first, then by position."""
+    for r in range(keys.shape[0]):
+        if keys[r, a] != keys[r, b]:
+            return keys[r, a] < keys[r, b]
+    return a < b
+
+
+@njit(cache=True)
+def lexsort(keys):
+    """Positions 0..m-1 sorted by the columns of keys (a merge sort); the order numpy.lexsort
+    gives with the rows reversed."""
+    m = keys.shape[1]
+    a = np.arange(m)
+    b = np.empty(m, dtype=np.int64)
+    width = 1
+    while width < m:
+        for lo in range(0, m, 2 * width):
+            mid = min(lo + width, m)
+            hi = min(lo + 2 * width, m)
+            i, j, o = lo, mid, lo
+            while i < mid and j < hi:
+                if precedes(keys, a[j], a[i]):
+                    b[o] = a[j]
+                    j += 1
+                else:
+                    b[o] = a[i]
+                    i += 1
+                o += 1
+            while i < mid:
+                b[o] = a[i]
+                i += 1
+                o += 1
+            while j < hi:
+                b[o] = a[j]
+                j += 1
+                o += 1
+        a, b = b, a
+        width *= 2
+    return a
+
+
+@njit(cache=True)
+def _sift_up(heap, i, keys):
+    x = heap[i]
+    while i > 0:
+        parent = (i - 1) >> 1
+        if not precedes(keys, heap[parent], x):
+            break
+        heap[i] = heap[parent]
+        i = parent
+    heap[i] = x
+
+
+@njit(cache=True)
+def _sift_down(heap, size, keys):
+    x = heap[0]
+    i = 0
+    while True:
+        child = 2 * i + 1
+        if child >= size:
+            break
+        if child + 1 < size and precedes(keys, heap[child], heap[child + 1]):
+            child += 1
+        if not precedes(keys, x, heap[child]):
+            break
+        heap[i] = heap[child]
+        i = child
+    heap[i] = x
+
+
+@njit(cache=True)
+def cheapest_covering(keys, items, start, stop, weight, amount, out, nout):
+    """Append to out[nout:] the items[start:stop] that sorting them by keys and taking them in
+    order while the weight taken so far is below ``amount`` would take; returns the new nout.
+
+    The same set as a full sort (e.g. lexsort) followed by that prefix walk, in
+    O(items * log(taken)) with a max-heap of the items taken so far: an item joins when the
+    taken ones do not cover the amount yet or when it precedes the worst taken one, and the
+    worst leaves while the others cover the amount without it. Rebalancing takes a few
+    hundred vertices out of tens of thousands of candidates, so sorting them all was most of
+    its time. The order of the appended items is unspecified.
+    """
+    heap = out[nout:]
+    size = 0
+    taken = 0.0
+    for t in range(start, stop):
+        i = items[t]
+        if taken >= amount and not precedes(keys, i, heap[0]):
+            continue
+        heap[size] = i
+        _sift_up(heap, size, keys)
+        size += 1
+        taken += weight[i]
+        while size > 1 and taken - weight[heap[0]] >= amount:
+            taken -= weight[heap[0]]
+            size -= 1
+            heap[0] = heap[size]
+            _sift_down(heap, size, keys)
+    return nout + size
