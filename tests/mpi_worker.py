@@ -218,6 +218,31 @@ def check_local_fm():
         checks["local fm balanced"] = bool(metrics.is_balanced(whole, full, 8, 0.03))
 
 
+def check_empty_ranks():
+    # ranks without vertices (small coarse levels) must reduce the same dtypes as the others:
+    # np.bincount gives int64 zeros for an empty input, which once made their block weights
+    # garbage and their Jet take another branch (a hang at the first coarse level)
+    from matchpart.distributed import refine as dref
+    from matchpart.distributed.dgraph import DistGraph
+    whole = matchpart.load_graph(os.path.join(shared, "airfoil1.graph"))
+    n = whole.n
+    vtxdist = np.array([0] + [n] * c.size, dtype=np.int64)        # every vertex on rank 0
+    mine = c.rank == 0
+    ip = np.asarray(whole.indptr, dtype=np.int64) if mine else np.zeros(1, dtype=np.int64)
+    g = DistGraph(c, vtxdist, ip, np.asarray(whole.indices, dtype=np.int64)[:ip[-1]],
+                  np.asarray(whole.ewgt)[:ip[-1]], np.asarray(whole.vwgt)[:n if mine else 0])
+    parts = (np.arange(g.n_local) * 4) // max(g.n_local, 1)
+    bw = dref.block_weights(g, parts, 4)
+    same = c.comm.allgather(bw.tolist())
+    agree = all(x == same[0] for x in same)        # the same on every rank: a collective decision
+    checks["empty ranks block weights"] = agree and same[0] == [n // 4 + (i < n % 4) for i in range(4)]
+    if agree:   # else Jet's ranks would take different branches and wait for each other forever
+        refined = dref.jet(g, parts, 4, metrics.max_block_weight(n, 4, 0.03), seed=1, patience=2)
+        full = g.gather_values(refined)
+        if c.rank == 0:
+            checks["empty ranks jet"] = bool(metrics.is_balanced(whole, full, 4, 0.03))
+
+
 def check_errors():
     # a bad token on the last line: only the last rank sees it, every rank must raise it
     try:
@@ -262,7 +287,7 @@ c.comm.Barrier()
 seconds = {}
 ratios = {}
 for check in (check_matchings, check_karp_sipser_2d, check_hash_collisions, check_read_and_contract, check_two_hop,
-              check_local_fm, check_errors) + (check_partitions,) * do_partition:
+              check_local_fm, check_empty_ranks, check_errors) + (check_partitions,) * do_partition:
     t0 = time.perf_counter()
     check(ratios) if check is check_partitions else check()
     seconds[check.__name__] = round(time.perf_counter() - t0, 2)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..refine.fm import refine_arrays
-from .refine import block_weights
+from .refine import block_sums, block_weights
 
 SWEEPS = 2
 
@@ -40,7 +40,7 @@ def local_fm(g, parts, k, lmax, *, seed=0, passes=1, localized=False):
                                   np.zeros(g.ghosts.shape[0], dtype=bool)])
         vw = arrays[3].copy()
         share = np.floor((lmax - bw) / c.size)
-        room = np.bincount(ext[movable], weights=vw[movable], minlength=k) + share
+        room = block_sums(ext[movable], vw[movable], k) + share
         big = float(lmax) + 1.0                  # heavier than any block's room: never moves
         vw[~movable] = big
         maxw = room + big * np.bincount(ext[~movable], minlength=k)

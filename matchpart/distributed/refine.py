@@ -31,9 +31,16 @@ STREAM_DEST = 0xD15700
 STREAM_PRIORITY = 0xD15800
 
 
+def block_sums(blocks, weights, k):
+    """Per block, the sum of ``weights`` (float64). np.bincount returns int64 zeros for an
+    empty input even with weights: a rank without vertices would then reduce int64 bits
+    with the others' float64 ones, get garbage, and take another branch than they do."""
+    return np.bincount(blocks, weights=weights, minlength=k).astype(np.float64, copy=False)
+
+
 def block_weights(g, parts, k):
     """Global block weights (allreduce of the local ones)."""
-    local = np.bincount(parts, weights=g.vwgt, minlength=k)
+    local = block_sums(parts, g.vwgt, k)
     out = g.comm.allreduce(local)
     return out.astype(g.vwgt.dtype) if g.vwgt.dtype.kind in "iu" else out
 
@@ -141,7 +148,7 @@ def rebalance(g, parts, k, lmax, *, seed=0, rounds=REBALANCE_ROUNDS):
     parts = np.asarray(parts, dtype=np.int64).copy()
     vw = g.vwgt.astype(np.float64)
     for rnd in range(rounds):
-        local = np.bincount(parts, weights=vw, minlength=k)
+        local = block_sums(parts, vw, k)
         bw = c.allreduce(local)
         over = bw > lmax
         if not over.any():
@@ -165,7 +172,7 @@ def rebalance(g, parts, k, lmax, *, seed=0, rounds=REBALANCE_ROUNDS):
                              np.ceil(share))
         movers = movers[pick]
         # room: per destination block, this rank's share of the free room
-        asked = np.bincount(dest[movers], weights=vw[movers], minlength=k)
+        asked = block_sums(dest[movers], vw[movers], k)
         total_asked = c.allreduce(asked)
         room = np.maximum(lmax - bw, 0) * np.divide(asked, total_asked, out=np.zeros(k), where=total_asked > 0)
         keep = _prefix_up_to(dest[movers], loss[movers], vw[movers], np.floor(room), at_least_one=rnd > 0)
