@@ -46,7 +46,7 @@ MAX_COARSE_VERTEX_FRACTION = 1.5 / BISECT_COARSEST
 
 # ---- greedy graph growing ---------------------------------------------------------------------
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _grow_bisection(indptr, indices, ewgt, vwgt, order, target0, max0):
     """Side per vertex (0 = grown region, 1 = rest) from greedy graph growing (GGGP).
 

@@ -15,14 +15,22 @@ context (the import and registration of every lowering registry numba has, scipy
 included: half a second of CPU, half of the warm command line's start-up), which only
 compiling needs; numba does the refresh itself before it compiles anything.
 
-Use it exactly as ``numba.njit``: ``@njit(cache=True)``.
+``@njit(cache=True, internal=True)`` marks a kernel that only other kernels call: numba
+then generates no CPython wrapper for it (the code that unboxes Python arguments, about half
+of a small kernel's IR, compiled on the first run for nothing). Called from Python anyway
+(a test), such a kernel compiles an uncached twin with a wrapper.
+
+Use it as ``numba.njit``: ``@njit(cache=True)``.
 """
 from __future__ import annotations
 
 from numba.core import config, types
 from numba.core.caching import FunctionCache
+from numba.core.compiler import Compiler, DefaultPassBuilder
+from numba.core.compiler_machinery import register_pass
 from numba.core.runtime import rtsys
 from numba.core.target_extension import resolve_dispatcher_from_str
+from numba.core.typed_passes import NativeLowering
 
 _Base = resolve_dispatcher_from_str("cpu")
 
@@ -53,8 +61,49 @@ class _PlainTypesDispatcher(_Base):
         self._cache = _Cache(self.py_func)
 
 
-def njit(function=None, *, cache=False, locals=None, boundscheck=None, **options):
-    """``numba.njit`` (nopython mode) with the dispatcher above."""
+@register_pass(mutates_CFG=True, analysis_only=False)
+class _LoweringWithoutWrapper(NativeLowering):
+    """numba's lowering pass, without the CPython wrapper. Set here rather than as the
+    no_cpython_wrapper option: numba keys the implementations of numpy functions (np.empty,
+    ...) by the caller's options, so an option would compile each of them a second time."""
+
+    _name = "matchpart_lowering_without_wrapper"
+
+    def run_pass(self, state):
+        state.flags.no_cpython_wrapper = True   # this compile's own Flags object
+        return super().run_pass(state)
+
+
+class _InternalCompiler(Compiler):
+    def define_pipelines(self):
+        pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
+        pm.passes = [(_LoweringWithoutWrapper if cls is NativeLowering else cls, what) for cls, what in pm.passes]
+        pm.finalize()
+        return [pm]
+
+
+class _InternalDispatcher(_PlainTypesDispatcher):
+    """A kernel compiled without the CPython wrapper: callable from compiled code only, so its
+    overloads stay out of the C-level table that calls from Python look up (their entry points
+    have no wrapper to call); a call from Python goes to a twin compiled with one."""
+
+    _twin = None
+
+    def __init__(self, py_func, locals, targetoptions):
+        super().__init__(py_func, locals=locals, targetoptions=targetoptions, pipeline_class=_InternalCompiler)
+
+    def add_overload(self, cres):
+        self.overloads[tuple(cres.signature.args)] = cres
+
+    def _compile_for_args(self, *args, **kws):
+        if self._twin is None:
+            self._twin = _PlainTypesDispatcher(py_func=self.py_func, locals=self.locals,
+                                               targetoptions=self.targetoptions)
+        return self._twin._compile_for_args(*args, **kws)
+
+
+def njit(function=None, *, cache=False, internal=False, locals=None, boundscheck=None, **options):
+    """``numba.njit`` (nopython mode) with the dispatchers above; ``internal``: see the module."""
     if "_target" in options or "pipeline_class" in options or "forceobj" in options:
         raise TypeError("matchpart.jit.njit supports nopython mode on the CPU with numba's default pipeline only")
     options.update(nopython=True, boundscheck=boundscheck)
@@ -65,7 +114,8 @@ def njit(function=None, *, cache=False, locals=None, boundscheck=None, **options
     def wrap(func):
         if config.DISABLE_JIT:   # NUMBA_DISABLE_JIT=1: plain Python, as numba.njit gives
             return func
-        disp = _PlainTypesDispatcher(py_func=func, locals=locals or {}, targetoptions=options)
+        cls = _InternalDispatcher if internal else _PlainTypesDispatcher
+        disp = cls(py_func=func, locals=locals or {}, targetoptions=options)
         if cache:
             disp.enable_caching()
         return disp

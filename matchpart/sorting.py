@@ -16,7 +16,7 @@ from .jit import njit
 _RUN = 16
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def argsort_stable(keys):
     """Positions 0..len(keys)-1 in ascending order of keys (float64, no NaN); equal keys keep
     their order, as numpy.argsort(keys, kind="stable")."""

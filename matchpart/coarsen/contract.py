@@ -167,7 +167,7 @@ def _contract_parallel(indptr, indices, ewgt, vwgt, mapping, nc, chunks):
     return cindptr, cindices, cewgt, _coarse_vwgt(vwgt, mapping, nc)
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _bucket_starts(count):
     """Start of each coarse row's bucket (length nc + 1), from count[t, c] = entries chunk t
     adds to row c; count[t, c] becomes chunk t's write position in row c (after the earlier
@@ -184,7 +184,7 @@ def _bucket_starts(count):
     return bstart
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _prefix_in_place(row_len):
     """row_len[c + 1] = length of row c -> CSR indptr."""
     for c in range(row_len.shape[0] - 1):
@@ -192,7 +192,7 @@ def _prefix_in_place(row_len):
     return row_len
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _copy_rows(lo, hi, bstart, bcol, bw, cindptr, cindices, cewgt):
     """Merged rows lo..hi-1 (at the starts of their buckets) into the coarse CSR arrays."""
     for c in range(lo, hi):
@@ -202,7 +202,7 @@ def _copy_rows(lo, hi, bstart, bcol, bw, cindptr, cindices, cewgt):
             cewgt[e] = bw[e + shift]
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _coarse_vwgt(vwgt, mapping, nc):
     """Summed vertex weights of the coarse vertices (in fine id order)."""
     cvwgt = np.zeros(nc, dtype=vwgt.dtype)
@@ -211,7 +211,7 @@ def _coarse_vwgt(vwgt, mapping, nc):
     return cvwgt
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _balanced_bounds(offsets, chunks):
     """Split rows 0..len(offsets)-2 into ``chunks`` consecutive ranges of about equal work
     (offsets[i] = work before row i, e.g. a CSR indptr)."""
@@ -223,7 +223,7 @@ def _balanced_bounds(offsets, chunks):
     return bounds
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _bucket_count(lo, hi, indptr, indices, mapping, mapped, count):
     """count[c] += entries of fine vertices lo..hi-1 in coarse vertex c that leave c; also
     mapped[e] = coarse id of entry e's column (the fill pass then reads it sequentially
@@ -238,7 +238,7 @@ def _bucket_count(lo, hi, indptr, indices, mapping, mapped, count):
         count[c] += k
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _bucket_fill(lo, hi, indptr, mapped, ewgt, mapping, pos, bcol, bw):
     """Append (coarse neighbour, weight) of every leaving entry to its coarse row at pos[c]."""
     for v in range(lo, hi):
@@ -253,7 +253,7 @@ def _bucket_fill(lo, hi, indptr, mapped, ewgt, mapping, pos, bcol, bw):
         pos[c] = p
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _merge_rows(lo, hi, bstart, bcol, bw, slot, row_len):
     """Sort each bucket row lo..hi-1 by column and merge its duplicate columns in place,
     weights summed in bucket order; row_len[c + 1] = its number of distinct columns.
@@ -294,7 +294,7 @@ def _merge_rows(lo, hi, bstart, bcol, bw, slot, row_len):
         row_len[c + 1] = top - start
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _sort_row(cols, wgts, start, stop):
     """Sort cols[start:stop] ascending, carrying wgts along; stable for short rows (equal
     columns keep their order), long rows must have distinct columns."""

@@ -210,7 +210,7 @@ _MATCHED = np.uint64(0xFFFFFFFF)
 _LOW32 = np.uint64(0xFFFFFFFF)
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _offer(rec, x, o, hi, stamp):
     """Make edge key (o, hi) the best of vertex x if it beats the best of this round
     (``stamp``) so far.

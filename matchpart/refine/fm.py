@@ -32,7 +32,7 @@ MIN_PASS_IMPROVEMENT = 1e-4
 PAIRWISE_PAIRS_PER_BLOCK = 3
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _shuffled_boundary(indptr, indices, parts):
     """The vertices with a neighbour in another block, in a random order (numba's generator)."""
     n = indptr.shape[0] - 1
@@ -45,7 +45,7 @@ def _shuffled_boundary(indptr, indices, parts):
     return found[np.random.permutation(nb)]
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _fm(indptr, indices, ewgt, vwgt, parts, bw, maxw, passes, seed, stall, min_gain, boundary_only,
         local_stall, cache):
     """Up to ``passes`` FM passes; returns (cut, moves, passes done).

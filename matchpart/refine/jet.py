@@ -93,7 +93,7 @@ def jet_arrays(arrays, parts, maxw, *, seed=0, max_iterations=MAX_ITERATIONS, pa
 
 
 # ---- compiled formulation (CPU) ----------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _boundary_from_scratch(indptr, indices, parts, bnd, in_list):
     """List every vertex with a neighbour in another block; returns how many."""
     nb = 0
@@ -108,7 +108,7 @@ def _boundary_from_scratch(indptr, indices, parts, bnd, in_list):
     return nb
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _extend_boundary(indptr, indices, moved, nm, bnd, nb, in_list):
     """Add moved vertices and their neighbours to the list (the boundary only changes there);
     returns the new length. Listed vertices that became interior leave it in _scan."""
@@ -127,7 +127,7 @@ def _extend_boundary(indptr, indices, moved, nm, bnd, nb, in_list):
     return nb
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _scan(indptr, indices, ewgt, parts, k, bnd, nb, in_list, locked, key, dest, conn_dest, conn_own, acc, touched,
           everywhere):
     """best_destinations for the listed vertices (dropping those no longer on the boundary).
@@ -153,7 +153,7 @@ def _scan(indptr, indices, ewgt, parts, k, bnd, nb, in_list, locked, key, dest, 
     return kept, two_cut
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _lp_moves_nb(indptr, indices, ewgt, parts, bnd, nb, dest, conn_dest, conn_own, c, prio_key, cand, moved):
     """Fill moved with the listed vertices that move this iteration (candidates that survive
     the afterburner), in list order; returns how many."""

@@ -119,7 +119,7 @@ def _rebalance_round(graph, parts, k, lmax, bw, seed, rnd, rows, method):
 
 
 # ---- parallel rounds: compiled formulation (CPU), same moves as _rebalance_round ------------
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _precedes(keys, a, b):
     """Row a before row b: keys compared most significant first (keys[0]), then by position."""
     for r in range(keys.shape[0]):
@@ -128,7 +128,7 @@ def _precedes(keys, a, b):
     return a < b
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _lexsort_nb(keys):
     """Positions 0..m-1 sorted by the columns of keys (rows most significant first); the order
     numpy.lexsort gives with the rows reversed. A plain merge sort: numba's own sorts cost
@@ -163,7 +163,7 @@ def _lexsort_nb(keys):
     return a
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, log, nlog, logged):
     """One round of _rebalance_round as one kernel; parts and bw change in place; returns moves.
 

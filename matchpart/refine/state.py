@@ -89,7 +89,7 @@ def host_block_weights(parts, vwgt, k):
     return bw
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def host_overload(bw, maxw):
     s = 0.0
     for b in range(bw.shape[0]):
@@ -98,7 +98,7 @@ def host_overload(bw, maxw):
     return s
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def host_cut(indptr, indices, ewgt, parts):
     c = 0.0
     for v in range(indptr.shape[0] - 1):
@@ -108,7 +108,7 @@ def host_cut(indptr, indices, ewgt, parts):
     return c / 2.0
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def better_state(over, cut, best_over, best_cut):
     """The refiners' order of states: less overload first, then a lower cut (balance beats cut)."""
     return over < best_over or (over == best_over and cut < best_cut)
