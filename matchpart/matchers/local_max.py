@@ -262,7 +262,7 @@ def _local_max_kernel(eu, ev, order, round_keys, mate):
             if (rec[2 * u + 1] & _LOW32) == _MATCHED or (rec[2 * v + 1] & _LOW32) == _MATCHED:
                 continue
             o = order[i]
-            hi = _rng.hash32_at(eid[i], key)
+            hi = _rng.hash32_at(np.int64(eid[i]), key)   # int64 like every caller: one compile
             h[kept] = hi
             if kept != i:  # nothing moves until an edge is dropped: skip those writes
                 eu[kept], ev[kept], eid[kept], order[kept] = u, v, eid[i], o
