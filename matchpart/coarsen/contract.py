@@ -107,8 +107,10 @@ def contract_arrays(arrays, mapping, n_coarse):
     indptr, indices, ewgt, vwgt = arrays
     mapping = np.ascontiguousarray(mapping, dtype=np.int64)
     nc = int(n_coarse)
+    if indices.shape[0] < PARALLEL_MIN_ENTRIES:   # before asking numba: that starts its thread pool
+        return _contract_serial(indptr, indices, ewgt, vwgt, mapping, nc)
     threads = numba.get_num_threads()
-    if threads < PARALLEL_MIN_THREADS or indices.shape[0] < PARALLEL_MIN_ENTRIES:
+    if threads < PARALLEL_MIN_THREADS:
         return _contract_serial(indptr, indices, ewgt, vwgt, mapping, nc)
     return _contract_parallel(indptr, indices, ewgt, vwgt, mapping, nc, threads)
 

@@ -114,7 +114,7 @@ def refine_nb(indptr, indices, ewgt, vwgt, parts, maxw, passes, seed, stall, reb
     bw = host_block_weights(parts, vwgt, maxw.shape[0])
     initial_cut = host_cut(indptr, indices, ewgt, parts)
     rb_moves = 0
-    if rebalance and (bw > maxw).any():
+    if rebalance and host_overload(bw, maxw) > 0:
         np.random.seed(seed ^ 0x5EED)
         rb_moves = serial_rebalance(indptr, indices, ewgt, vwgt, parts, bw, maxw, np.random.permutation(n), cache)
     cut, moves, done = _fm(indptr, indices, ewgt, vwgt, parts, bw, maxw, passes, seed, stall,

@@ -222,7 +222,7 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
     best_cut = np.inf
     stale = 0
     for it in range(max_iterations + 1):
-        if (bw > maxw).any():
+        if host_overload(bw, maxw) > 0:
             bw = rebalance_nb(indptr, indices, ewgt, vwgt, p, maxw, seed + 7919 * it, _REBALANCE_ROUNDS,
                               log, nlog, logged)
             for i in range(nlog[0]):

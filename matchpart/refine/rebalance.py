@@ -18,7 +18,7 @@ from ..backend.rng import hash32_at, stream_key_at
 from ..jit import njit
 from .destinations import best_destinations, row_ids, vertex_destination
 from .state import (block_weights, bounds_array, cast_like, check_partition, device_bounds, host_arrays,
-                    host_block_weights)
+                    host_block_weights, host_overload)
 
 # Tunables
 MAX_ROUNDS = 256           # a round usually fixes every overweight block (a handful of rounds in
@@ -174,13 +174,14 @@ def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, 
     n = parts.shape[0]
     k = maxw.shape[0]
     room = np.empty(k, dtype=np.float64)
+    receivers = np.empty(k, dtype=np.bool_)
     max_room = -np.inf
     for b in range(k):
         room[b] = maxw[b] - bw[b]
+        receivers[b] = room[b] > 0
         max_room = max(max_room, room[b])
     if max_room <= 0:
         return 0
-    receivers = room > 0
     cand = np.empty(n, dtype=np.int64)
     nc = 0
     for v in range(n):
@@ -327,7 +328,7 @@ def rebalance_nb(indptr, indices, ewgt, vwgt, parts, maxw, seed, max_rounds, log
     """
     bw = host_block_weights(parts, vwgt, maxw.shape[0])
     for rnd in range(max_rounds):
-        if not (bw > maxw).any():
+        if host_overload(bw, maxw) == 0:
             break
         if rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, log, nlog, logged) == 0:
             break
