@@ -15,18 +15,25 @@ context (the import and registration of every lowering registry numba has, scipy
 included: half a second of CPU, half of the warm command line's start-up), which only
 compiling needs; numba does the refresh itself before it compiles anything.
 
-``@njit(cache=True, internal=True)`` marks a kernel that only other kernels call: numba
-then generates no CPython wrapper for it (the code that unboxes Python arguments, about half
-of a small kernel's IR, compiled on the first run for nothing). Called from Python anyway
-(a test), such a kernel compiles an uncached twin with a wrapper.
+``@njit(cache=True, internal=True)`` marks a kernel that only other kernels call. numba
+links every kernel's callees into its LLVM module and optimises and emits machine code for
+the whole of it, for each kernel, callees included; for an internal kernel the only code
+ever run is the copy inside its callers. So an internal kernel gets no CPython wrapper
+(the code that unboxes Python arguments, about half of a small kernel's IR), no LLVM
+optimisation of its own beyond numba's per-function passes and no machine code: its IR is
+handed to its callers as it is, which optimise it with theirs. It is not cached either:
+cached callers carry its code. Called from Python anyway (a test), an internal kernel
+compiles an uncached twin that has a wrapper.
 
 Use it as ``numba.njit``: ``@njit(cache=True)``.
 """
 from __future__ import annotations
 
+from numba import _dynfunc
 from numba.core import config, types
 from numba.core.caching import FunctionCache
-from numba.core.compiler import Compiler, DefaultPassBuilder
+from numba.core.codegen import JITCodeLibrary
+from numba.core.compiler import Compiler, DefaultPassBuilder, _LowerResult
 from numba.core.compiler_machinery import register_pass
 from numba.core.runtime import rtsys
 from numba.core.target_extension import resolve_dispatcher_from_str
@@ -61,17 +68,48 @@ class _PlainTypesDispatcher(_Base):
         self._cache = _Cache(self.py_func)
 
 
+class _LinkOnlyLibrary(JITCodeLibrary):
+    """The code library of an internal kernel: its function-optimised IR plus its callees',
+    for linking into callers only; finalising it neither optimises the whole nor emits
+    machine code, and it is never added to numba's execution engine."""
+
+    def finalize(self):
+        self._raise_if_finalized()
+        seen = set()
+        for library in self._linking_libraries:
+            if library not in seen:
+                seen.add(library)
+                self._reload_init.update(library._reload_init)
+                self._final_module.link_in(library._get_module_for_linking(), preserve=True)
+        self._finalized = True
+
+
 @register_pass(mutates_CFG=True, analysis_only=False)
 class _LoweringWithoutWrapper(NativeLowering):
-    """numba's lowering pass, without the CPython wrapper. Set here rather than as the
-    no_cpython_wrapper option: numba keys the implementations of numpy functions (np.empty,
-    ...) by the caller's options, so an option would compile each of them a second time."""
+    """numba's lowering pass for internal kernels: no CPython wrapper, a _LinkOnlyLibrary, and
+    no executable (its entry point is a placeholder whose only use is to name the kernel's
+    implementation for its callers' lowering). Set here rather than through numba's options
+    (no_cpython_wrapper, no_compile): numba keys the implementations of numpy functions
+    (np.empty, ...) by the caller's options, so options would compile each a second time."""
 
     _name = "matchpart_lowering_without_wrapper"
 
     def run_pass(self, state):
-        state.flags.no_cpython_wrapper = True   # this compile's own Flags object
-        return super().run_pass(state)
+        if state.library is None:
+            state.library = _LinkOnlyLibrary(state.targetctx.codegen(), state.func_id.func_qualname)
+        flags = state.flags                     # this compile's own Flags object
+        flags.no_cpython_wrapper = True
+        flags.no_compile = True                 # numba then leaves the library unfinalised
+        super().run_pass(state)
+        flags.no_compile = False
+        lowered = state["cr"]
+        fndesc, library = lowered.fndesc, state.library
+        placeholder = _dynfunc.make_function(fndesc.lookup_module(), fndesc.qualname.split(".")[-1],
+                                             "internal kernel (no wrapper)", 0, lowered.env, (library,))
+        state.targetctx.insert_user_function(placeholder, fndesc, [library])
+        state.reload_init.extend(library._reload_init)
+        state["cr"] = _LowerResult(fndesc, lowered.call_helper, cfunc=placeholder, env=lowered.env)
+        return True
 
 
 class _InternalCompiler(Compiler):
@@ -94,6 +132,9 @@ class _InternalDispatcher(_PlainTypesDispatcher):
 
     def add_overload(self, cres):
         self.overloads[tuple(cres.signature.args)] = cres
+
+    def enable_caching(self):
+        pass          # cached callers carry the code: see the module's docstring
 
     def _compile_for_args(self, *args, **kws):
         if self._twin is None:

@@ -48,7 +48,6 @@ def test_a_cached_kernel_loads_without_refreshing_numbas_compiler(tmp_path):
     code = """
         import sys
         import numpy as np
-import pytest
         from matchpart.refine.state import host_block_weights
         bw = host_block_weights(np.array([0, 1, 1]), np.array([1.0, 2.0, 3.0]), 2)
         assert bw.tolist() == [1.0, 5.0]
