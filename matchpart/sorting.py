@@ -22,6 +22,13 @@ def argsort_stable(keys):
     their order, as numpy.argsort(keys, kind="stable")."""
     m = keys.shape[0]
     a = np.arange(m)
+    ordered = True
+    for i in range(1, m):
+        if keys[i] < keys[i - 1]:
+            ordered = False
+            break
+    if ordered:                # e.g. unit vertex weights in two-hop pairing: nothing to do
+        return a
     for lo in range(0, m, _RUN):
         hi = min(lo + _RUN, m)
         for j in range(lo + 1, hi):

@@ -13,7 +13,6 @@ from numba import prange
 
 from ..graph import Graph
 from ..jit import njit
-from ..sorting import argsort_stable
 
 # Below this many fine adjacency entries the kernel runs on one thread: waking the thread
 # pool costs more than the work (the bisection hierarchy of initial partitioning contracts
@@ -311,20 +310,61 @@ def _sort_row(cols, wgts, start, stop):
             cols[i + 1] = c
             wgts[i + 1] = w
         return
-    # argsort_stable and loops rather than np.argsort and slice assignments: those compile
-    # numba's sort templates and shape-mismatch error paths, seconds on the first run
-    length = stop - start
-    keys = np.empty(length, dtype=np.float64)
-    c0 = np.empty(length, dtype=cols.dtype)
-    w0 = np.empty(length, dtype=wgts.dtype)
-    for i in range(length):
-        keys[i] = cols[start + i]
-        c0[i] = cols[start + i]
-        w0[i] = wgts[start + i]
-    order = argsort_stable(keys)
-    for i in range(length):
-        cols[start + i] = c0[order[i]]
-        wgts[start + i] = w0[order[i]]
+    _quicksort_pairs(cols, wgts, start, stop)
+
+
+# Ranges up to this long are finished by insertion sort in _quicksort_pairs.
+_QUICKSORT_CUTOFF = 16
+
+
+@njit(cache=True, internal=True)
+def _quicksort_pairs(cols, wgts, start, stop):
+    """Sort cols[start:stop] (distinct values) ascending, carrying wgts along, in place.
+
+    A quicksort of its own rather than np.argsort: numba's sort templates cost about a second
+    of compile time per dtype on the first run, and sorting the pairs in place needs no
+    permutation and no gathers. Median-of-three pivots; the smaller side is sorted first and
+    the larger one waits on a stack, so the stack holds at most log2(n) ranges.
+    """
+    stack = np.empty(128, dtype=np.int64)
+    top = 0
+    lo, hi = start, stop - 1
+    while True:
+        while hi - lo > _QUICKSORT_CUTOFF:
+            mid = (lo + hi) >> 1
+            a, b, c = cols[lo], cols[mid], cols[hi]
+            pivot = max(min(a, b), min(max(a, b), c))
+            i, j = lo, hi
+            while i <= j:
+                while cols[i] < pivot:
+                    i += 1
+                while cols[j] > pivot:
+                    j -= 1
+                if i <= j:
+                    cols[i], cols[j] = cols[j], cols[i]
+                    wgts[i], wgts[j] = wgts[j], wgts[i]
+                    i += 1
+                    j -= 1
+            if j - lo < hi - i:          # [lo, j] is the smaller side: sort it now
+                stack[top], stack[top + 1] = i, hi
+                hi = j
+            else:
+                stack[top], stack[top + 1] = lo, j
+                lo = i
+            top += 2
+        for k in range(lo + 1, hi + 1):
+            c, w = cols[k], wgts[k]
+            i = k - 1
+            while i >= lo and cols[i] > c:
+                cols[i + 1] = cols[i]
+                wgts[i + 1] = wgts[i]
+                i -= 1
+            cols[i + 1] = c
+            wgts[i + 1] = w
+        if top == 0:
+            return
+        top -= 2
+        lo, hi = stack[top], stack[top + 1]
 
 
 def contract_xp(graph, mapping, n_coarse):
