@@ -22,8 +22,8 @@ ever run is the copy inside its callers. So an internal kernel gets no CPython w
 (the code that unboxes Python arguments, about half of a small kernel's IR), no LLVM
 optimisation of its own beyond numba's per-function passes and no machine code: its IR is
 handed to its callers as it is, which optimise it with theirs. It is not cached either:
-cached callers carry its code. Called from Python anyway (a test), an internal kernel
-compiles an uncached twin that has a wrapper.
+cached callers carry its code. Called from Python (a public entry that also serves other
+kernels, a test), an internal kernel compiles a twin that has a wrapper, cached as usual.
 
 Use it as ``numba.njit``: ``@njit(cache=True)``.
 """
@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from numba import _dynfunc
 from numba.core import config, types
-from numba.core.caching import FunctionCache
+from numba.core.caching import CompileResultCacheImpl, FunctionCache
 from numba.core.codegen import JITCodeLibrary
 from numba.core.compiler import Compiler, DefaultPassBuilder, _LowerResult
 from numba.core.compiler_machinery import register_pass
@@ -54,6 +54,18 @@ class _Cache(FunctionCache):
                 return self._load_overload(sig, target_context)
         except Exception:   # whatever went wrong, numba's own way (refresh first) decides
             return super().load_overload(sig, target_context)
+
+
+class _TwinCacheImpl(CompileResultCacheImpl):
+    def get_filename_base(self, fullname, abiflags):
+        # files of their own: numba's cache index does not record how a kernel was compiled,
+        # and a version without the wrapper (an earlier matchpart cached internal kernels)
+        # would crash when called from Python
+        return "twin-" + super().get_filename_base(fullname, abiflags)
+
+
+class _TwinCache(_Cache):
+    _impl_class = _TwinCacheImpl
 
 
 class _PlainTypesDispatcher(_Base):
@@ -126,6 +138,7 @@ class _InternalDispatcher(_PlainTypesDispatcher):
     have no wrapper to call); a call from Python goes to a twin compiled with one."""
 
     _twin = None
+    _cache_twin = False
 
     def __init__(self, py_func, locals, targetoptions):
         super().__init__(py_func, locals=locals, targetoptions=targetoptions, pipeline_class=_InternalCompiler)
@@ -134,12 +147,14 @@ class _InternalDispatcher(_PlainTypesDispatcher):
         self.overloads[tuple(cres.signature.args)] = cres
 
     def enable_caching(self):
-        pass          # cached callers carry the code: see the module's docstring
+        self._cache_twin = True   # the internal version itself: its cached callers carry its code
 
     def _compile_for_args(self, *args, **kws):
         if self._twin is None:
             self._twin = _PlainTypesDispatcher(py_func=self.py_func, locals=self.locals,
                                                targetoptions=self.targetoptions)
+            if self._cache_twin:
+                self._twin._cache = _TwinCache(self.py_func)
         return self._twin._compile_for_args(*args, **kws)
 
 

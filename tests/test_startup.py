@@ -48,10 +48,10 @@ def test_a_cached_kernel_loads_without_refreshing_numbas_compiler(tmp_path):
     code = """
         import sys
         import numpy as np
-        from matchpart.refine.state import host_block_weights
-        bw = host_block_weights(np.array([0, 1, 1]), np.array([1.0, 2.0, 3.0]), 2)
-        assert bw.tolist() == [1.0, 5.0]
-        print(sum(host_block_weights.stats.cache_hits.values()), "numba.np.arraymath" in sys.modules)
+        from matchpart.refine.gain_cache import new_cache
+        block, conn, count, nb, scratch = new_cache(3, 4, 2)
+        assert nb.tolist() == [-1, -1, -1] and scratch.tolist() == [-1, -1]
+        print(sum(new_cache.stats.cache_hits.values()), "numba.np.arraymath" in sys.modules)
         """
     assert run_python(code, NUMBA_CACHE_DIR=str(tmp_path)).split() == ["0", "True"]    # compiled
     assert run_python(code, NUMBA_CACHE_DIR=str(tmp_path)).split() == ["1", "False"]   # loaded
@@ -88,6 +88,21 @@ def test_an_internal_kernel_is_callable_from_kernels_and_from_python():
     assert _calls_internal(3) == 7
     assert _internal_double(5) == 10   # through its twin with a CPython wrapper
     assert _internal_double(2.5) == 5.0
+
+
+def test_an_internal_kernel_called_from_python_is_cached(tmp_path):
+    code = """
+        import numpy as np
+        from matchpart.refine.rebalance import rebalance_nb
+        parts = np.array([0, 0, 0, 1])
+        bw = rebalance_nb(np.array([0, 1, 3, 5, 6]), np.array([1, 0, 2, 1, 3, 2]), np.ones(6), np.ones(4),
+                          parts, np.array([2.0, 2.0]), 0, 8, np.empty(4, np.int64), np.zeros(1, np.int64),
+                          np.zeros(4, np.bool_))
+        assert bw.tolist() == [2.0, 2.0]
+        print(sum(rebalance_nb._twin.stats.cache_hits.values()))
+        """
+    assert run_python(code, NUMBA_CACHE_DIR=str(tmp_path)).split() == ["0"]
+    assert run_python(code, NUMBA_CACHE_DIR=str(tmp_path)).split() == ["1"]
 
 
 @pytest.mark.slow

@@ -37,7 +37,7 @@ def _least_loss_move(v, indptr, indices, ewgt, vwgt, parts, bw, maxw, cache):
     return -gc.inside(v, own, indptr, block, conn, nb), light
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def serial_rebalance(indptr, indices, ewgt, vwgt, parts, bw, maxw, order, cache):
     """Move vertices out of overweight blocks, least loss per weight first; returns vertices moved."""
     n = indptr.shape[0] - 1

@@ -320,7 +320,7 @@ def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, 
     return moved
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def rebalance_nb(indptr, indices, ewgt, vwgt, parts, maxw, seed, max_rounds, log, nlog, logged):
     """Parallel rounds until balanced or stuck (the compiled loop of ``rebalance``); in place.
 

@@ -81,7 +81,7 @@ def host_arrays(graph):
             np.ascontiguousarray(g.ewgt, dtype=np.float64), np.ascontiguousarray(g.vwgt, dtype=np.float64))
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def host_block_weights(parts, vwgt, k):
     bw = np.zeros(k, dtype=np.float64)
     for v in range(parts.shape[0]):
