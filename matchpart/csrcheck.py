@@ -104,7 +104,7 @@ def first_asymmetry(indptr, indices, weights):
     return OK, -1, -1, -1, -1
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _first_unmirrored(indptr, indices):
     """(ASYMMETRIC, u, v, k, -1) for the first entry k = (u, v) in CSR order whose mirror (v, u)
     is missing: a binary search in each row v (sorted). Only run once asymmetry is known."""

@@ -15,59 +15,39 @@ context (the import and registration of every lowering registry numba has, scipy
 included: half a second of CPU, half of the warm command line's start-up), which only
 compiling needs; numba does the refresh itself before it compiles anything.
 
-Use it exactly as ``numba.njit``: ``@njit(cache=True)``.
+``@njit(cache=True, internal=True)`` marks a kernel that only other kernels call. numba
+links every kernel's callees into its LLVM module and optimises and emits machine code for
+the whole of it, for each kernel, callees included; for an internal kernel the only code
+ever run is the copy inside its callers. So an internal kernel gets no CPython wrapper
+(the code that unboxes Python arguments, about half of a small kernel's IR), no LLVM
+optimisation of its own beyond numba's per-function passes and no machine code: its IR is
+handed to its callers as it is, which optimise it with theirs. It is not cached either:
+cached callers carry its code. Called from Python (a public entry that also serves other
+kernels, a test), an internal kernel compiles a twin that has a wrapper, cached as usual.
+
+Use it as ``numba.njit``: ``@njit(cache=True)``. All of this relies on numba's internal
+interfaces (matchpart/_jit_impl.py); where they differ (another numba version), ``njit`` is
+numba's own, which compiles more on the first run but gives the same kernels, and so does
+MATCHPART_PLAIN_NUMBA=1 (to rule this module out when chasing a numba problem).
 """
 from __future__ import annotations
 
-from numba.core import config, types
-from numba.core.caching import FunctionCache
-from numba.core.runtime import rtsys
-from numba.core.target_extension import resolve_dispatcher_from_str
+import os
 
-_Base = resolve_dispatcher_from_str("cpu")
-
-
-class _Cache(FunctionCache):
-    """numba's per-function disk cache, loading without the compiler context's refresh."""
-
-    def load_overload(self, sig, target_context):
-        # what cached machine code needs: the runtime's symbols (numba's C helpers are
-        # registered when the context is created)
-        rtsys.initialize(target_context)
-        try:
-            with self._guard_against_spurious_io_errors():
-                return self._load_overload(sig, target_context)
-        except Exception:   # whatever went wrong, numba's own way (refresh first) decides
-            return super().load_overload(sig, target_context)
+if os.environ.get("MATCHPART_PLAIN_NUMBA"):
+    _impl = None
+else:
+    try:
+        from . import _jit_impl as _impl
+    except (ImportError, AttributeError):   # numba's internals moved: plain numba below
+        _impl = None
 
 
-class _PlainTypesDispatcher(_Base):
-    """A CPU dispatcher that compiles calls from compiled code for unliteral argument types."""
-
-    def get_call_template(self, args, kws):
-        args = tuple(types.unliteral(a) for a in args)
-        kws = {name: types.unliteral(a) for name, a in kws.items()}
-        return super().get_call_template(args, kws)
-
-    def enable_caching(self):
-        self._cache = _Cache(self.py_func)
-
-
-def njit(function=None, *, cache=False, locals=None, boundscheck=None, **options):
-    """``numba.njit`` (nopython mode) with the dispatcher above."""
-    if "_target" in options or "pipeline_class" in options or "forceobj" in options:
-        raise TypeError("matchpart.jit.njit supports nopython mode on the CPU with numba's default pipeline only")
-    options.update(nopython=True, boundscheck=boundscheck)
-    # no C-callable wrapper per kernel (numba makes one for first-class function use, which
-    # the package has none of): less code to generate on the first run
-    options.setdefault("no_cfunc_wrapper", True)
-
-    def wrap(func):
-        if config.DISABLE_JIT:   # NUMBA_DISABLE_JIT=1: plain Python, as numba.njit gives
-            return func
-        disp = _PlainTypesDispatcher(py_func=func, locals=locals or {}, targetoptions=options)
-        if cache:
-            disp.enable_caching()
-        return disp
-
-    return wrap(function) if function is not None else wrap
+if _impl is not None:
+    njit = _impl.njit
+else:
+    def njit(function=None, *, cache=False, internal=False, **options):
+        """numba.njit; ``internal`` is accepted and ignored."""
+        import numba
+        decorator = numba.njit(cache=cache, **options)
+        return decorator(function) if function is not None else decorator

@@ -16,12 +16,19 @@ from .jit import njit
 _RUN = 16
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def argsort_stable(keys):
     """Positions 0..len(keys)-1 in ascending order of keys (float64, no NaN); equal keys keep
     their order, as numpy.argsort(keys, kind="stable")."""
     m = keys.shape[0]
     a = np.arange(m)
+    ordered = True
+    for i in range(1, m):
+        if keys[i] < keys[i - 1]:
+            ordered = False
+            break
+    if ordered:                # e.g. unit vertex weights in two-hop pairing: nothing to do
+        return a
     for lo in range(0, m, _RUN):
         hi = min(lo + _RUN, m)
         for j in range(lo + 1, hi):
@@ -62,7 +69,7 @@ def argsort_stable(keys):
     return a
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def lexsort_rows(keys):
     """Positions 0..m-1 sorted by the columns of keys (float64 rows, row 0 most significant,
     then by position): numpy.lexsort(keys[::-1]). Stable sorts compose, so this is one

@@ -74,7 +74,7 @@ _MIX2_U = np.uint64(_MIX2)
 _STREAM_U = np.uint64(_STREAM)
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _mix64_at(x):
     x = x ^ (x >> np.uint64(30))
     x = x * _MIX1_U
@@ -83,20 +83,20 @@ def _mix64_at(x):
     return x ^ (x >> np.uint64(31))
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def stream_key_at(seed, stream):
     """``stream_key`` in compiled code (wrapping uint64 arithmetic), for per-round streams."""
     a = _mix64_at((np.uint64(seed) + np.uint64(1)) * _GOLDEN_U)
     return _mix64_at(a + (np.uint64(stream) + np.uint64(1)) * _STREAM_U)
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def hash32_at(counter, key):
     """``hash32`` of one counter in compiled code; ``key`` = np.uint64(stream_key(seed, stream))."""
     return np.uint32(_mix64_at(np.uint64(counter) * _GOLDEN_U + key) >> np.uint64(32))
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def hash64_at(counter, key):
     """``hash64`` of one counter in compiled code; ``key`` as for hash32_at."""
     return _mix64_at(np.uint64(counter) * _GOLDEN_U + key)

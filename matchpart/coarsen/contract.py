@@ -13,7 +13,6 @@ from numba import prange
 
 from ..graph import Graph
 from ..jit import njit
-from ..sorting import argsort_stable
 
 # Below this many fine adjacency entries the kernel runs on one thread: waking the thread
 # pool costs more than the work (the bisection hierarchy of initial partitioning contracts
@@ -107,8 +106,10 @@ def contract_arrays(arrays, mapping, n_coarse):
     indptr, indices, ewgt, vwgt = arrays
     mapping = np.ascontiguousarray(mapping, dtype=np.int64)
     nc = int(n_coarse)
+    if indices.shape[0] < PARALLEL_MIN_ENTRIES:   # before asking numba: that starts its thread pool
+        return _contract_serial(indptr, indices, ewgt, vwgt, mapping, nc)
     threads = numba.get_num_threads()
-    if threads < PARALLEL_MIN_THREADS or indices.shape[0] < PARALLEL_MIN_ENTRIES:
+    if threads < PARALLEL_MIN_THREADS:
         return _contract_serial(indptr, indices, ewgt, vwgt, mapping, nc)
     return _contract_parallel(indptr, indices, ewgt, vwgt, mapping, nc, threads)
 
@@ -167,7 +168,7 @@ def _contract_parallel(indptr, indices, ewgt, vwgt, mapping, nc, chunks):
     return cindptr, cindices, cewgt, _coarse_vwgt(vwgt, mapping, nc)
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _bucket_starts(count):
     """Start of each coarse row's bucket (length nc + 1), from count[t, c] = entries chunk t
     adds to row c; count[t, c] becomes chunk t's write position in row c (after the earlier
@@ -184,7 +185,7 @@ def _bucket_starts(count):
     return bstart
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _prefix_in_place(row_len):
     """row_len[c + 1] = length of row c -> CSR indptr."""
     for c in range(row_len.shape[0] - 1):
@@ -192,7 +193,7 @@ def _prefix_in_place(row_len):
     return row_len
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _copy_rows(lo, hi, bstart, bcol, bw, cindptr, cindices, cewgt):
     """Merged rows lo..hi-1 (at the starts of their buckets) into the coarse CSR arrays."""
     for c in range(lo, hi):
@@ -202,7 +203,7 @@ def _copy_rows(lo, hi, bstart, bcol, bw, cindptr, cindices, cewgt):
             cewgt[e] = bw[e + shift]
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _coarse_vwgt(vwgt, mapping, nc):
     """Summed vertex weights of the coarse vertices (in fine id order)."""
     cvwgt = np.zeros(nc, dtype=vwgt.dtype)
@@ -211,7 +212,7 @@ def _coarse_vwgt(vwgt, mapping, nc):
     return cvwgt
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _balanced_bounds(offsets, chunks):
     """Split rows 0..len(offsets)-2 into ``chunks`` consecutive ranges of about equal work
     (offsets[i] = work before row i, e.g. a CSR indptr)."""
@@ -223,7 +224,7 @@ def _balanced_bounds(offsets, chunks):
     return bounds
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _bucket_count(lo, hi, indptr, indices, mapping, mapped, count):
     """count[c] += entries of fine vertices lo..hi-1 in coarse vertex c that leave c; also
     mapped[e] = coarse id of entry e's column (the fill pass then reads it sequentially
@@ -238,7 +239,7 @@ def _bucket_count(lo, hi, indptr, indices, mapping, mapped, count):
         count[c] += k
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _bucket_fill(lo, hi, indptr, mapped, ewgt, mapping, pos, bcol, bw):
     """Append (coarse neighbour, weight) of every leaving entry to its coarse row at pos[c]."""
     for v in range(lo, hi):
@@ -253,7 +254,7 @@ def _bucket_fill(lo, hi, indptr, mapped, ewgt, mapping, pos, bcol, bw):
         pos[c] = p
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _merge_rows(lo, hi, bstart, bcol, bw, slot, row_len):
     """Sort each bucket row lo..hi-1 by column and merge its duplicate columns in place,
     weights summed in bucket order; row_len[c + 1] = its number of distinct columns.
@@ -294,7 +295,7 @@ def _merge_rows(lo, hi, bstart, bcol, bw, slot, row_len):
         row_len[c + 1] = top - start
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _sort_row(cols, wgts, start, stop):
     """Sort cols[start:stop] ascending, carrying wgts along; stable for short rows (equal
     columns keep their order), long rows must have distinct columns."""
@@ -309,20 +310,61 @@ def _sort_row(cols, wgts, start, stop):
             cols[i + 1] = c
             wgts[i + 1] = w
         return
-    # argsort_stable and loops rather than np.argsort and slice assignments: those compile
-    # numba's sort templates and shape-mismatch error paths, seconds on the first run
-    length = stop - start
-    keys = np.empty(length, dtype=np.float64)
-    c0 = np.empty(length, dtype=cols.dtype)
-    w0 = np.empty(length, dtype=wgts.dtype)
-    for i in range(length):
-        keys[i] = cols[start + i]
-        c0[i] = cols[start + i]
-        w0[i] = wgts[start + i]
-    order = argsort_stable(keys)
-    for i in range(length):
-        cols[start + i] = c0[order[i]]
-        wgts[start + i] = w0[order[i]]
+    _quicksort_pairs(cols, wgts, start, stop)
+
+
+# Ranges up to this long are finished by insertion sort in _quicksort_pairs.
+_QUICKSORT_CUTOFF = 16
+
+
+@njit(cache=True, internal=True)
+def _quicksort_pairs(cols, wgts, start, stop):
+    """Sort cols[start:stop] (distinct values) ascending, carrying wgts along, in place.
+
+    A quicksort of its own rather than np.argsort: numba's sort templates cost about a second
+    of compile time per dtype on the first run, and sorting the pairs in place needs no
+    permutation and no gathers. Median-of-three pivots; the smaller side is sorted first and
+    the larger one waits on a stack, so the stack holds at most log2(n) ranges.
+    """
+    stack = np.empty(128, dtype=np.int64)
+    top = 0
+    lo, hi = start, stop - 1
+    while True:
+        while hi - lo > _QUICKSORT_CUTOFF:
+            mid = (lo + hi) >> 1
+            a, b, c = cols[lo], cols[mid], cols[hi]
+            pivot = max(min(a, b), min(max(a, b), c))
+            i, j = lo, hi
+            while i <= j:
+                while cols[i] < pivot:
+                    i += 1
+                while cols[j] > pivot:
+                    j -= 1
+                if i <= j:
+                    cols[i], cols[j] = cols[j], cols[i]
+                    wgts[i], wgts[j] = wgts[j], wgts[i]
+                    i += 1
+                    j -= 1
+            if j - lo < hi - i:          # [lo, j] is the smaller side: sort it now
+                stack[top], stack[top + 1] = i, hi
+                hi = j
+            else:
+                stack[top], stack[top + 1] = lo, j
+                lo = i
+            top += 2
+        for k in range(lo + 1, hi + 1):
+            c, w = cols[k], wgts[k]
+            i = k - 1
+            while i >= lo and cols[i] > c:
+                cols[i + 1] = cols[i]
+                wgts[i + 1] = wgts[i]
+                i -= 1
+            cols[i + 1] = c
+            wgts[i + 1] = w
+        if top == 0:
+            return
+        top -= 2
+        lo, hi = stack[top], stack[top + 1]
 
 
 def contract_xp(graph, mapping, n_coarse):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 import numpy as np
-from numba import njit
+from ..jit import njit
 
 from .. import csrcheck
 from ..errors import GraphFormatError

@@ -11,7 +11,7 @@ rank shedding its share of every block's excess.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from ..jit import njit
 
 from ..backend.rng import stream_key
 from ..refine.destinations import _best_destinations_nb

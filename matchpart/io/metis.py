@@ -32,12 +32,12 @@ _P_CODE, _P_LINE, _P_VERTEX, _P_VALUE, _P_OTHER = 6, 7, 8, 9, 10
 _INFO_SIZE = 11
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _is_blank(c):
     return c == 32 or c == 9 or c == 13 or c == 11 or c == 12
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _record(info, code, line, vertex, value, other):
     if info[_P_CODE] == _NO_PROBLEM:
         info[_P_CODE] = code

@@ -23,7 +23,7 @@ MAX_WEIGHT_TOTAL = 2**62
 MAX_SPARSE_IDS = 2**31
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _is_space(c):
     return c == 32 or c == 9 or c == 13 or c == 11 or c == 12
 

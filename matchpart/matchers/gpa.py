@@ -40,7 +40,7 @@ def gpa(graph, *, rating="weight", seed=0, backend=None) -> Matching:
     return Matching.from_mate(graph, mate, stats={"rounds": 1, "matched_fraction": [float((mate >= 0).sum()) / n if n else 0.0]})
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _find(parent, x):
     while parent[x] != x:
         parent[x] = parent[parent[x]]  # path halving
@@ -48,7 +48,7 @@ def _find(parent, x):
     return x
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _path_dp(w, lo, hi, best):
     """Best total of a matching on the path of edges w[lo:hi]; fills best[0..hi-lo]."""
     best[0] = 0.0
@@ -60,7 +60,7 @@ def _path_dp(w, lo, hi, best):
     return best[hi - lo]
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _path_pick(w, lo, hi, best, chosen):
     """Mark in ``chosen`` the edges of the optimum found by ``_path_dp(w, lo, hi, best)``."""
     i = hi - lo

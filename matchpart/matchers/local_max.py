@@ -189,14 +189,15 @@ def order_keys(values):
 
 @njit(cache=True)
 def _float_order_keys(values):
-    # one pass (the whole-array version took five over the edge list)
+    # one pass (the whole-array version took five over the edge list); no array expression
+    # (`values + 0.0`): numba's ufunc machinery costs compile time and start-up imports
     sign = np.uint64(1 << 63)
-    bits = (values + 0.0).view(np.uint64)  # + 0.0 turns -0.0 into +0.0
+    bits = values.view(np.uint64)
     keys = np.empty(values.shape[0], dtype=np.uint64)
     for i in range(values.shape[0]):
         if np.isnan(values[i]):
             return keys, True
-        b = bits[i]
+        b = bits[i] if values[i] != 0.0 else np.uint64(0)   # -0.0 orders as +0.0
         keys[i] = ~b if b & sign else b | sign
     return keys, False
 
@@ -210,7 +211,7 @@ _MATCHED = np.uint64(0xFFFFFFFF)
 _LOW32 = np.uint64(0xFFFFFFFF)
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _offer(rec, x, o, hi, stamp):
     """Make edge key (o, hi) the best of vertex x if it beats the best of this round
     (``stamp``) so far.
@@ -262,7 +263,7 @@ def _local_max_kernel(eu, ev, order, round_keys, mate):
             if (rec[2 * u + 1] & _LOW32) == _MATCHED or (rec[2 * v + 1] & _LOW32) == _MATCHED:
                 continue
             o = order[i]
-            hi = _rng.hash32_at(eid[i], key)
+            hi = _rng.hash32_at(np.int64(eid[i]), key)   # int64 like every caller: one compile
             h[kept] = hi
             if kept != i:  # nothing moves until an edge is dropped: skip those writes
                 eu[kept], ev[kept], eid[kept], order[kept] = u, v, eid[i], o

@@ -251,7 +251,7 @@ def _red_blue_rounds_cpu(graph, *, seed, weighted, rating, p, max_rounds):
                   "first_round_fraction": fractions[0] if fractions else 0.0, "blue_probability": p}
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _quarter_md5_at(v, r, init, k, shifts):
     """``quarter_md5`` of one vertex number v (uint32) with round number r."""
     # numba widens uint32 arithmetic to 64 bits: every result is cut back to 32 bits
@@ -361,7 +361,7 @@ def _red_blue_kernel(indptr, indices, order, weighted, mate, seed, max_rounds, t
     return matched_per_round[:rounds], live_per_round[:rounds]
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _prefer(i, j, other, order, entry, key, weighted):
     """Whether entry i beats entry j for the same chooser: weighted, higher rating then
     smaller other end; random, smaller hash of the entry then smaller other end."""

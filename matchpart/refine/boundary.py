@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..jit import njit
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def on_boundary(v, indptr, indices, parts):
     """True when v has a neighbour in another block."""
     own = parts[v]
@@ -21,7 +21,7 @@ def on_boundary(v, indptr, indices, parts):
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def boundary_from_scratch(indptr, indices, parts, listed, in_list):
     """List every boundary vertex in id order; returns how many."""
     nb = 0
@@ -33,7 +33,7 @@ def boundary_from_scratch(indptr, indices, parts, listed, in_list):
     return nb
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def extend_boundary(indptr, indices, moved, start, stop, listed, nb, in_list):
     """Add moved[start:stop] and their neighbours to the list; returns its new length."""
     for i in range(start, stop):

@@ -39,7 +39,7 @@ def gather_rows(graph, vertices):
     return entries, local
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def vertex_destination(v, indptr, indices, ewgt, parts, k, act, allowed, key, acc, touched):
     """One row of best_destinations: (dest, conn_dest, conn_own, weight to other blocks) of v.
 

@@ -33,7 +33,7 @@ MIN_PASS_IMPROVEMENT = 1e-4
 PAIRWISE_PAIRS_PER_BLOCK = 3
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _shuffled_boundary(indptr, indices, parts):
     """The vertices with a neighbour in another block, in a random order (numba's generator)."""
     n = indptr.shape[0] - 1
@@ -46,7 +46,7 @@ def _shuffled_boundary(indptr, indices, parts):
     return found[np.random.permutation(nb)]
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _fm(indptr, indices, ewgt, vwgt, parts, bw, maxw, passes, seed, stall, min_gain, boundary_only,
         local_stall, cache):
     """Up to ``passes`` FM passes; returns (cut, moves, passes done).
@@ -115,7 +115,7 @@ def refine_nb(indptr, indices, ewgt, vwgt, parts, maxw, passes, seed, stall, reb
     bw = host_block_weights(parts, vwgt, maxw.shape[0])
     initial_cut = host_cut(indptr, indices, ewgt, parts)
     rb_moves = 0
-    if rebalance and (bw > maxw).any():
+    if rebalance and host_overload(bw, maxw) > 0:
         np.random.seed(seed ^ 0x5EED)
         rb_moves = serial_rebalance(indptr, indices, ewgt, vwgt, parts, bw, maxw, np.random.permutation(n), cache)
     cut, moves, done = _fm(indptr, indices, ewgt, vwgt, parts, bw, maxw, passes, seed, stall,

@@ -13,7 +13,7 @@ from .heap import heap_pop, heap_remove, heap_set
 from .state import better_state, host_overload
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def fm2_pass(indptr, indices, ewgt, vwgt, parts, bw, maxw, order, stall, cut, boundary_only):
     """One 2-way FM pass (one queue per side) in place; same contract as kway_fm.fm_pass.
 

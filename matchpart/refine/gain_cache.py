@@ -32,7 +32,7 @@ def new_cache(n, m, k):
     return block, conn, count, nb, scratch
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def build(v, indptr, indices, ewgt, parts, block, conn, count, nb, scratch):
     """Fill v's entries from its row (O(deg v)) unless they are built already."""
     if nb[v] >= 0:
@@ -56,7 +56,7 @@ def build(v, indptr, indices, ewgt, parts, block, conn, count, nb, scratch):
     nb[v] = top - base
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _shift(u, b, w, c, indptr, block, conn, count, nb):
     """Add weight w and c edges (w, c may be negative) to u's entry of block b."""
     base = indptr[u]
@@ -79,7 +79,7 @@ def _shift(u, b, w, c, indptr, block, conn, count, nb):
     nb[u] += 1
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def move(v, frm, to, indptr, indices, ewgt, block, conn, count, nb):
     """Update the built entries of v's neighbours for v moving from block frm to block to.
 
@@ -94,7 +94,7 @@ def move(v, frm, to, indptr, indices, ewgt, block, conn, count, nb):
         _shift(u, to, w, 1, indptr, block, conn, count, nb)
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def inside(v, own, indptr, block, conn, nb):
     """v's edge weight into block own (0 when none)."""
     base = indptr[v]
@@ -104,7 +104,7 @@ def inside(v, own, indptr, block, conn, nb):
     return 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def best_move(v, own, w, bw, maxw, indptr, block, conn, nb):
     """Best (gain, target) of moving v (weight w) from block own to an adjacent block with room.
 

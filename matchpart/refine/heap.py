@@ -10,14 +10,14 @@ import numpy as np
 from ..jit import njit
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def new_heap(n):
     """(keys, verts, pos, size) of an empty heap for vertex ids 0..n-1."""
     return (np.empty(n, dtype=np.float64), np.empty(n, dtype=np.int64), np.full(n, -1, dtype=np.int64),
             np.zeros(1, dtype=np.int64))
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _sift_up(keys, verts, pos, i):
     key = keys[i]
     v = verts[i]
@@ -34,7 +34,7 @@ def _sift_up(keys, verts, pos, i):
     pos[v] = i
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _sift_down(keys, verts, pos, size, i):
     key = keys[i]
     v = verts[i]
@@ -55,7 +55,7 @@ def _sift_down(keys, verts, pos, size, i):
     pos[v] = i
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def heap_set(keys, verts, pos, size, v, key):
     """Insert v with key, or change its key if it is already in the heap."""
     i = pos[v]
@@ -75,7 +75,7 @@ def heap_set(keys, verts, pos, size, v, key):
             _sift_down(keys, verts, pos, size[0], i)
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def heap_remove(keys, verts, pos, size, v):
     i = pos[v]
     if i < 0:
@@ -93,7 +93,7 @@ def heap_remove(keys, verts, pos, size, v):
     _sift_down(keys, verts, pos, size[0], pos[u])
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def heap_pop(keys, verts, pos, size):
     """Remove and return (vertex, key) of the maximum."""
     v = verts[0]

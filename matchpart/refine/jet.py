@@ -93,7 +93,7 @@ def jet_arrays(arrays, parts, maxw, *, seed=0, max_iterations=MAX_ITERATIONS, pa
 
 
 # ---- compiled formulation (CPU) ----------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _scan(indptr, indices, ewgt, parts, k, bnd, nb, in_list, locked, key, dest, conn_dest, conn_own, acc, touched,
           everywhere):
     """best_destinations for the listed vertices (dropping those no longer on the boundary).
@@ -119,7 +119,7 @@ def _scan(indptr, indices, ewgt, parts, k, bnd, nb, in_list, locked, key, dest, 
     return kept, two_cut
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _lp_moves_nb(indptr, indices, ewgt, parts, bnd, nb, dest, conn_dest, conn_own, c, prio_key, cand, moved):
     """Fill moved with the listed vertices that move this iteration (candidates that survive
     the afterburner), in list order; returns how many."""
@@ -190,7 +190,7 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
     best_cut = np.inf
     stale = 0
     for it in range(max_iterations + 1):
-        if (bw > maxw).any():
+        if host_overload(bw, maxw) > 0:
             if wdeg.shape[0] == 0:
                 wdeg = host_weighted_degree(indptr, ewgt)
             bw, nb = rebalance_nb(indptr, indices, ewgt, vwgt, p, maxw, seed + 7919 * it, _REBALANCE_ROUNDS,

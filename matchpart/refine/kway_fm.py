@@ -32,7 +32,7 @@ def default_stall(n):
     return max(STALL_MOVES_MIN, int(STALL_MOVES_FRACTION * n))
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _best(v, indptr, indices, ewgt, vwgt, parts, bw, maxw, cache):
     """(gain, target) of v's best move to an adjacent block with room, from its (built) entries."""
     block, conn, count, nb, scratch = cache
@@ -40,7 +40,7 @@ def _best(v, indptr, indices, ewgt, vwgt, parts, bw, maxw, cache):
     return gc.best_move(v, parts[v], vwgt[v], bw, maxw, indptr, block, conn, nb)
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def apply_move(v, to, indptr, indices, ewgt, vwgt, parts, bw, cache):
     """Move v to block ``to``: parts, block weights and the neighbours' cache entries."""
     frm = parts[v]
@@ -51,7 +51,7 @@ def apply_move(v, to, indptr, indices, ewgt, vwgt, parts, bw, cache):
     gc.move(v, frm, to, indptr, indices, ewgt, block, conn, count, nb)
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _next_move(indptr, indices, ewgt, vwgt, parts, bw, maxw, cache, keys, verts, pos, size):
     """Pop the queue until a vertex whose move is still as good as its key: (v, gain, target),
     or v = -1 when the queue runs empty. A vertex with no block with room left is dropped; one
@@ -68,7 +68,7 @@ def _next_move(indptr, indices, ewgt, vwgt, parts, bw, maxw, cache, keys, verts,
     return -1, 0.0, -1
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _requeue_neighbours(v, skip, indptr, indices, ewgt, vwgt, parts, bw, maxw, cache, keys, verts, pos, size):
     """After v moved: queue each neighbour not in ``skip`` under its new best gain (or drop it
     from the queue when it has no move left)."""
@@ -83,7 +83,7 @@ def _requeue_neighbours(v, skip, indptr, indices, ewgt, vwgt, parts, bw, maxw, c
             heap_remove(keys, verts, pos, size, u)
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _overload_after(bw, maxw, frm, to, w, cur_over):
     """Total overload after moving weight w from frm to to (cur_over before)."""
     old = max(bw[frm] - maxw[frm], 0.0) + max(bw[to] - maxw[to], 0.0)
@@ -92,7 +92,7 @@ def _overload_after(bw, maxw, frm, to, w, cur_over):
     return 0.0 if over < 1e-9 * w else over   # float residue of a block that is exactly full
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def fm_pass(indptr, indices, ewgt, vwgt, parts, bw, maxw, order, stall, cut, cache):
     """One global FM pass in place; returns (cut, moves kept)."""
     n = indptr.shape[0] - 1
@@ -141,7 +141,7 @@ def fm_pass(indptr, indices, ewgt, vwgt, parts, bw, maxw, order, stall, cut, cac
     return best_cut, best_len
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def localized_round(indptr, indices, ewgt, vwgt, parts, bw, maxw, order, stall, cut, cache):
     """One round of localized multi-try FM (KaFFPa) in place; returns (cut, moves kept).
 

@@ -13,13 +13,13 @@ from . import gain_cache as gc
 from .heap import heap_pop, heap_remove, heap_set, new_heap
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _serial_key(gain, w):
     # KaMinPar-style relative gain: among losing moves prefer little loss per unit of weight moved
     return gain * w if gain >= 0 else gain / w
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _least_loss_move(v, indptr, indices, ewgt, vwgt, parts, bw, maxw, cache):
     """(gain, target) of v's least-loss move to a block with room: an adjacent block if any, else the lightest."""
     block, conn, count, nb, scratch = cache
@@ -37,7 +37,7 @@ def _least_loss_move(v, indptr, indices, ewgt, vwgt, parts, bw, maxw, cache):
     return -gc.inside(v, own, indptr, block, conn, nb), light
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def serial_rebalance(indptr, indices, ewgt, vwgt, parts, bw, maxw, order, cache):
     """Move vertices out of overweight blocks, least loss per weight first; returns vertices moved."""
     n = indptr.shape[0] - 1

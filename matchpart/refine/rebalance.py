@@ -21,7 +21,7 @@ from .boundary import extend_boundary
 from .destinations import best_destinations, row_ids, vertex_destination
 from .selection import cheapest_covering
 from .state import (block_members, block_weights, bounds_array, cast_like, check_partition, device_bounds,
-                    host_arrays, host_block_weights, relink)
+                    host_arrays, host_block_weights, host_overload, relink)
 
 # Tunables
 MAX_ROUNDS = 256           # a round usually fixes every overweight block (a handful of rounds in
@@ -127,7 +127,7 @@ def _rebalance_round(graph, parts, k, lmax, bw, seed, rnd, rows, method):
 
 
 # ---- parallel rounds: compiled formulation (CPU), same moves as _rebalance_round ------------
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, log, nlog, logged, wdeg, in_list,
                        members):
     """One round of _rebalance_round as one kernel; parts, bw and members change in place;
@@ -149,13 +149,14 @@ def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, 
     n = parts.shape[0]
     k = maxw.shape[0]
     room = np.empty(k, dtype=np.float64)
+    receivers = np.empty(k, dtype=np.bool_)
     max_room = -np.inf
     for b in range(k):
         room[b] = maxw[b] - bw[b]
+        receivers[b] = room[b] > 0
         max_room = max(max_room, room[b])
     if max_room <= 0:
         return 0
-    receivers = room > 0
     cand = np.empty(n, dtype=np.int64)
     nc = 0
     heavy = 0
@@ -320,7 +321,7 @@ def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, 
     return moved
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def rebalance_nb(indptr, indices, ewgt, vwgt, parts, maxw, seed, max_rounds, log, nlog, logged, wdeg, listed,
                  nlisted, in_list, members):
     """Parallel rounds until balanced or stuck (the compiled loop of ``rebalance``); in place.
@@ -332,7 +333,7 @@ def rebalance_nb(indptr, indices, ewgt, vwgt, parts, maxw, seed, max_rounds, log
     """
     bw = host_block_weights(parts, vwgt, maxw.shape[0])
     for rnd in range(max_rounds):
-        if not (bw > maxw).any():
+        if host_overload(bw, maxw) == 0:
             break
         before = nlog[0]
         moved = rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, log, nlog, logged,

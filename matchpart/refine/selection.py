@@ -8,7 +8,7 @@ from __future__ import annotations
 from ..jit import njit
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def precedes(keys, a, b):
     """Column a before column b: keys compared most significant first, then by position."""
     for r in range(keys.shape[0]):
@@ -17,7 +17,7 @@ def precedes(keys, a, b):
     return a < b
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _sift_up(heap, i, keys):
     x = heap[i]
     while i > 0:
@@ -29,7 +29,7 @@ def _sift_up(heap, i, keys):
     heap[i] = x
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def _sift_down(heap, size, keys):
     x = heap[0]
     i = 0
@@ -46,7 +46,7 @@ def _sift_down(heap, size, keys):
     heap[i] = x
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def cheapest_covering(keys, items, start, stop, weight, amount, out, nout):
     """Append to out[nout:] the items[start:stop] that sorting them by keys and taking them in
     order while the weight taken so far is below ``amount`` would take; returns the new nout.

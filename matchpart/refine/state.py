@@ -81,7 +81,7 @@ def host_arrays(graph):
             np.ascontiguousarray(g.ewgt, dtype=np.float64), np.ascontiguousarray(g.vwgt, dtype=np.float64))
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def host_block_weights(parts, vwgt, k):
     bw = np.zeros(k, dtype=np.float64)
     for v in range(parts.shape[0]):
@@ -106,7 +106,7 @@ def block_members(parts, k):
     return head, nxt, prv
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def relink(v, frm, to, members):
     """Move v from block frm's list to block to's (see block_members)."""
     head, nxt, prv = members
@@ -123,7 +123,7 @@ def relink(v, frm, to, members):
     head[to] = v
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def host_weighted_degree(indptr, ewgt):
     """Edge weight at each vertex, summed in row order (so equal to a row scan's sum)."""
     n = indptr.shape[0] - 1
@@ -136,7 +136,7 @@ def host_weighted_degree(indptr, ewgt):
     return wdeg
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def host_overload(bw, maxw):
     s = 0.0
     for b in range(bw.shape[0]):
@@ -145,7 +145,7 @@ def host_overload(bw, maxw):
     return s
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def host_cut(indptr, indices, ewgt, parts):
     c = 0.0
     for v in range(indptr.shape[0] - 1):
@@ -155,7 +155,7 @@ def host_cut(indptr, indices, ewgt, parts):
     return c / 2.0
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def better_state(over, cut, best_over, best_cut):
     """The refiners' order of states: less overload first, then a lower cut (balance beats cut)."""
     return over < best_over or (over == best_over and cut < best_cut)

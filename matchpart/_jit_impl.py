@@ -1,0 +1,154 @@
+"""The machinery behind matchpart.jit.njit, on numba's internal interfaces (tested with numba
+0.61 and 0.68; matchpart.jit falls back to plain numba.njit when they are not there)."""
+from __future__ import annotations
+
+from numba import _dynfunc
+from numba.core import config, types
+from numba.core.caching import CompileResultCacheImpl, FunctionCache
+from numba.core.codegen import JITCodeLibrary
+from numba.core.compiler import Compiler, DefaultPassBuilder, _LowerResult
+from numba.core.compiler_machinery import register_pass
+from numba.core.runtime import rtsys
+from numba.core.target_extension import resolve_dispatcher_from_str
+from numba.core.typed_passes import NativeLowering
+
+_Base = resolve_dispatcher_from_str("cpu")
+
+
+class _Cache(FunctionCache):
+    """numba's per-function disk cache, loading without the compiler context's refresh."""
+
+    def load_overload(self, sig, target_context):
+        # what cached machine code needs: the runtime's symbols (numba's C helpers are
+        # registered when the context is created)
+        rtsys.initialize(target_context)
+        try:
+            with self._guard_against_spurious_io_errors():
+                return self._load_overload(sig, target_context)
+        except Exception:   # whatever went wrong, numba's own way (refresh first) decides
+            return super().load_overload(sig, target_context)
+
+
+class _TwinCacheImpl(CompileResultCacheImpl):
+    def get_filename_base(self, fullname, abiflags):
+        # files of their own: numba's cache index does not record how a kernel was compiled,
+        # and a version without the wrapper (an earlier matchpart cached internal kernels)
+        # would crash when called from Python
+        return "twin-" + super().get_filename_base(fullname, abiflags)
+
+
+class _TwinCache(_Cache):
+    _impl_class = _TwinCacheImpl
+
+
+class _PlainTypesDispatcher(_Base):
+    """A CPU dispatcher that compiles calls from compiled code for unliteral argument types."""
+
+    def get_call_template(self, args, kws):
+        args = tuple(types.unliteral(a) for a in args)
+        kws = {name: types.unliteral(a) for name, a in kws.items()}
+        return super().get_call_template(args, kws)
+
+    def enable_caching(self):
+        self._cache = _Cache(self.py_func)
+
+
+class _LinkOnlyLibrary(JITCodeLibrary):
+    """The code library of an internal kernel: its function-optimised IR plus its callees',
+    for linking into callers only; finalising it neither optimises the whole nor emits
+    machine code, and it is never added to numba's execution engine."""
+
+    def finalize(self):
+        self._raise_if_finalized()
+        seen = set()
+        for library in self._linking_libraries:
+            if library not in seen:
+                seen.add(library)
+                if hasattr(library, "_reload_init"):   # numba >= 0.62 keeps these per library
+                    self._reload_init.update(library._reload_init)
+                self._final_module.link_in(library._get_module_for_linking(), preserve=True)
+        self._finalized = True
+
+
+@register_pass(mutates_CFG=True, analysis_only=False)
+class _LoweringWithoutWrapper(NativeLowering):
+    """numba's lowering pass for internal kernels: no CPython wrapper, a _LinkOnlyLibrary, and
+    no executable (its entry point is a placeholder whose only use is to name the kernel's
+    implementation for its callers' lowering). Set here rather than through numba's options
+    (no_cpython_wrapper, no_compile): numba keys the implementations of numpy functions
+    (np.empty, ...) by the caller's options, so options would compile each a second time."""
+
+    _name = "matchpart_lowering_without_wrapper"
+
+    def run_pass(self, state):
+        if state.library is None:
+            state.library = _LinkOnlyLibrary(state.targetctx.codegen(), state.func_id.func_qualname)
+        flags = state.flags                     # this compile's own Flags object
+        flags.no_cpython_wrapper = True
+        flags.no_compile = True                 # numba then leaves the library unfinalised
+        super().run_pass(state)
+        flags.no_compile = False
+        lowered = state["cr"]
+        fndesc, library = lowered.fndesc, state.library
+        placeholder = _dynfunc.make_function(fndesc.lookup_module(), fndesc.qualname.split(".")[-1],
+                                             "internal kernel (no wrapper)", 0, lowered.env, (library,))
+        state.targetctx.insert_user_function(placeholder, fndesc, [library])
+        if hasattr(library, "_reload_init"):
+            state.reload_init.extend(library._reload_init)
+        state["cr"] = _LowerResult(fndesc, lowered.call_helper, cfunc=placeholder, env=lowered.env)
+        return True
+
+
+class _InternalCompiler(Compiler):
+    def define_pipelines(self):
+        pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
+        pm.passes = [(_LoweringWithoutWrapper if cls is NativeLowering else cls, what) for cls, what in pm.passes]
+        pm.finalize()
+        return [pm]
+
+
+class _InternalDispatcher(_PlainTypesDispatcher):
+    """A kernel compiled without the CPython wrapper: callable from compiled code only, so its
+    overloads stay out of the C-level table that calls from Python look up (their entry points
+    have no wrapper to call); a call from Python goes to a twin compiled with one."""
+
+    _twin = None
+    _cache_twin = False
+
+    def __init__(self, py_func, locals, targetoptions):
+        super().__init__(py_func, locals=locals, targetoptions=targetoptions, pipeline_class=_InternalCompiler)
+
+    def add_overload(self, cres):
+        self.overloads[tuple(cres.signature.args)] = cres
+
+    def enable_caching(self):
+        self._cache_twin = True   # the internal version itself: its cached callers carry its code
+
+    def _compile_for_args(self, *args, **kws):
+        if self._twin is None:
+            self._twin = _PlainTypesDispatcher(py_func=self.py_func, locals=self.locals,
+                                               targetoptions=self.targetoptions)
+            if self._cache_twin:
+                self._twin._cache = _TwinCache(self.py_func)
+        return self._twin._compile_for_args(*args, **kws)
+
+
+def njit(function=None, *, cache=False, internal=False, locals=None, boundscheck=None, **options):
+    """``numba.njit`` (nopython mode) with the dispatchers above; ``internal``: see the module."""
+    if "_target" in options or "pipeline_class" in options or "forceobj" in options:
+        raise TypeError("matchpart.jit.njit supports nopython mode on the CPU with numba's default pipeline only")
+    options.update(nopython=True, boundscheck=boundscheck)
+    # no C-callable wrapper per kernel (numba makes one for first-class function use, which
+    # the package has none of): less code to generate on the first run
+    options.setdefault("no_cfunc_wrapper", True)
+
+    def wrap(func):
+        if config.DISABLE_JIT:   # NUMBA_DISABLE_JIT=1: plain Python, as numba.njit gives
+            return func
+        cls = _InternalDispatcher if internal else _PlainTypesDispatcher
+        disp = cls(py_func=func, locals=locals or {}, targetoptions=options)
+        if cache:
+            disp.enable_caching()
+        return disp
+
+    return wrap(function) if function is not None else wrap

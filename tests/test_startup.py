@@ -1,0 +1,123 @@
+"""Start-up cost: what the command line imports and what numba compiles (no timings here;
+benchmarks/RESULTS.md has those)."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from matchpart.jit import njit
+
+REPO = Path(__file__).resolve().parent.parent
+HEAVY = ("networkx", "matplotlib", "scipy.sparse", "scipy.spatial")
+
+
+def run_python(code, **env):
+    """Run ``code`` in a fresh interpreter with the repository on the path; its stdout."""
+    full_env = dict(os.environ, PYTHONPATH=str(REPO), **env)
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                          env=full_env, cwd=REPO, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_partitioning_a_metis_file_imports_no_networkx_matplotlib_or_scipy_sparse(tmp_path):
+    graph = tmp_path / "ring.graph"
+    n = 40
+    graph.write_text(f"{n} {n}\n" + "".join(f"{(v - 1) % n + 1} {(v + 1) % n + 1}\n" for v in range(n)))
+    out = run_python(f"""
+        import json, sys
+        import matchpart
+        loaded = [m for m in {HEAVY!r} if m in sys.modules]
+        from matchpart.cli import main
+        assert main(["partition", {str(graph)!r}, "4", "-o", {str(tmp_path / "ring.part")!r}, "-q"]) == 0
+        print(json.dumps([loaded, [m for m in {HEAVY!r} if m in sys.modules]]))
+        """)
+    after_import, after_partition = json.loads(out.splitlines()[-1])
+    assert after_import == []
+    assert after_partition == []
+
+
+def test_a_cached_kernel_loads_without_refreshing_numbas_compiler(tmp_path):
+    # the refresh imports every lowering registry (numba.np.arraymath among them); loading
+    # cached machine code needs none of it
+    code = """
+        import sys
+        import numpy as np
+        from matchpart.refine.gain_cache import new_cache
+        block, conn, count, nb, scratch = new_cache(3, 4, 2)
+        assert nb.tolist() == [-1, -1, -1] and scratch.tolist() == [-1, -1]
+        print(sum(new_cache.stats.cache_hits.values()), "numba.np.arraymath" in sys.modules)
+        """
+    assert run_python(code, NUMBA_CACHE_DIR=str(tmp_path)).split() == ["0", "True"]    # compiled
+    assert run_python(code, NUMBA_CACHE_DIR=str(tmp_path)).split() == ["1", "False"]   # loaded
+
+
+@njit
+def _add(a, flag, k):
+    return a.sum() + (k if flag else 0)
+
+
+@njit
+def _calls_add_with_constants(a):
+    return _add(a, True, 0) + _add(a, False, 3)
+
+
+@njit(internal=True)
+def _internal_double(x):
+    return 2 * x
+
+
+@njit
+def _calls_internal(x):
+    return _internal_double(x) + 1
+
+
+def test_a_kernel_called_with_constants_compiles_once():
+    a = np.arange(4)
+    assert _calls_add_with_constants(a) == 12
+    assert _add(a, True, 1) == 7
+    assert len(_add.signatures) == 1   # no Literal[bool](True) / Literal[int](0) specialisation
+
+
+def test_an_internal_kernel_is_callable_from_kernels_and_from_python():
+    assert _calls_internal(3) == 7
+    assert _internal_double(5) == 10   # through its twin with a CPython wrapper
+    assert _internal_double(2.5) == 5.0
+
+
+def test_an_internal_kernel_called_from_python_is_cached(tmp_path):
+    code = """
+        import numpy as np
+        from matchpart.refine.state import host_block_weights
+        bw = host_block_weights(np.array([0, 0, 0, 1]), np.ones(4), 2)
+        assert bw.tolist() == [3.0, 1.0]
+        print(sum(host_block_weights._twin.stats.cache_hits.values()))
+        """
+    assert run_python(code, NUMBA_CACHE_DIR=str(tmp_path)).split() == ["0"]
+    assert run_python(code, NUMBA_CACHE_DIR=str(tmp_path)).split() == ["1"]
+
+
+@pytest.mark.slow
+def test_the_default_partition_compiles_one_specialisation_per_kernel(tmp_path):
+    # an empty cache, as after installing: kernels loaded from a cache load their callees
+    # with them, so only compiling shows every kernel's specialisations (half a minute)
+    out = run_python("""
+        import json, sys
+        import matchpart
+        from numba.core.dispatcher import Dispatcher
+        matchpart.partition("delaunay:3000", 8)
+        matchpart.partition("rmat:10", 32)
+        many = {}
+        for name, module in list(sys.modules.items()):
+            if name.startswith("matchpart"):
+                for attr, value in vars(module).items():
+                    if isinstance(value, Dispatcher) and len(value.signatures) > 1:
+                        many[f"{name}.{attr}"] = [str(s) for s in value.signatures]
+        print(json.dumps(many))
+        """, NUMBA_CACHE_DIR=str(tmp_path))
+    assert json.loads(out.splitlines()[-1]) == {}
