@@ -24,6 +24,9 @@ class Preset:
     cycles: independent multilevel runs (different seeds) of which the best cut is kept.
     vcycles: extra V-cycles on the best partition: coarsen again contracting only inside
         blocks (so the partition survives to the coarsest level), then refine back up.
+    refine_edge_shrink: uncoarsening refines a level only when it has at most this fraction
+        of the edges of the last refined finer level (1.0: every level); see
+        pipeline.refined_levels.
     """
 
     name: str
@@ -39,6 +42,7 @@ class Preset:
     initial_hierarchies: int = 3
     initial_pairwise_rounds: int = 2
     fm_localized: bool = True
+    refine_edge_shrink: float = 0.85
 
     def coarsen_to(self, k):
         return max(self.coarsen_min, self.coarsen_per_block * int(k))
@@ -68,10 +72,11 @@ PRESETS = {
                       initial_hierarchies=2, initial_pairwise_rounds=1),
     # strong: more initial tries, FM on the GPU too, the better of two independent runs, then
     # two iterated V-cycles on it (measured on the shared graphs: cycles=2 + vcycles=2 gives
-    # about the quality of cycles=3 + vcycles=2 in three quarters of the time)
+    # about the quality of cycles=3 + vcycles=2 in three quarters of the time); every level
+    # refined, also where power-law graphs' edges barely shrink
     "strong": Preset("strong", coarsen_per_block=20, coarsen_min=160, initial_tries=16,
                      initial_fm_passes=10, jet_patience=12, fm_passes=2, cycles=2, vcycles=2,
-                     fm_on_gpu=True),
+                     fm_on_gpu=True, refine_edge_shrink=1.0),
 }
 
 

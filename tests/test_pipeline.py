@@ -295,3 +295,31 @@ def test_progress_is_told_every_step():
     assert steps[0].startswith("coarsening 3000 vertices")
     assert any(s.startswith("initial partitioning") for s in steps)
     assert steps[-1].startswith("refining level 0 (3000 vertices)")
+
+
+def test_refined_levels_skip_levels_whose_edges_barely_shrink():
+    from types import SimpleNamespace
+    from matchpart.pipeline import refined_levels
+    shrink = get_preset("default").refine_edge_shrink
+
+    def levels(ms):
+        return [SimpleNamespace(graph=SimpleNamespace(m=m)) for m in ms]
+    # a mesh: m halves per level, every level refined
+    assert refined_levels(levels([1000, 500, 250, 120]), shrink) == [True] * 4
+    # power-law: a level is refined once m fell below the fraction of the last refined one
+    ms = [1000, 950, 900, 840, 800, 700]
+    keep = refined_levels(levels(ms), 0.85)
+    assert keep == [True, False, False, True, False, True]
+    last = ms[0]
+    for m, k in zip(ms[1:-1], keep[1:-1]):
+        assert k == (m <= 0.85 * last)
+        last = m if k else last
+    assert refined_levels(levels([10]), shrink) == [True]
+    assert refined_levels(levels(ms), 1.0) == [True] * len(ms)
+
+
+def test_power_law_partition_is_balanced_with_skipped_levels():
+    g = load_graph("ba:3000:4")
+    res = partition(g, 8, seed=1)
+    assert res.feasible and res.parts.shape == (g.n,)
+    assert res.cut == metrics.edge_cut(g, res.parts)
