@@ -54,9 +54,10 @@ PRESETS = {
                    jet_patience=4, fm_passes=0, cycles=1, initial_hierarchies=1, initial_pairwise_rounds=0),
     # default: Jet plus one compiled FM pass on every level (CPU runs only: on the GPU the
     # V-cycle stays on the device and Jet alone refines). Measured choices:
-    # - Jet patience 4, not the paper's 12: on power-law and random graphs every vertex is on
+    # - Jet patience 3, not the paper's 12: on power-law and random graphs every vertex is on
     #   the boundary and Jet oscillates around its best cut; 12 cost 1.4x the time of 4 for
-    #   0.3% of cut (rmat, ba, er, delaunay at 2^14, k = 8, 32);
+    #   0.3% of cut (rmat, ba, er, delaunay at 2^14, k = 8, 32), and 3 took 0.955x the time
+    #   of 4 at the same cut (peers instances, 2 seeds; 2: 0.917x the time, +0.25% cut);
     # - one FM pass: a second gave 0.2% of cut for 1.3x the time (delaunay/rgg 2^16, ba 2^14);
     # - global FM passes only: localized rounds gave 0.899 instead of 0.907 x METIS's cut over
     #   the shared graphs (k = 2, 8, 32) for 5-10x the global pass's time on power-law graphs;
@@ -68,7 +69,7 @@ PRESETS = {
     #   time at k = 32 (shared graphs and four 2^16 families, one run); none at all lost 3%
     #   (heavy vertices: example_weighted k = 32 went from 6617 to 9677).
     "default": Preset("default", coarsen_per_block=20, coarsen_min=160, initial_tries=4,
-                      initial_fm_passes=4, jet_patience=4, fm_passes=1, cycles=1, fm_localized=False,
+                      initial_fm_passes=4, jet_patience=3, fm_passes=1, cycles=1, fm_localized=False,
                       initial_hierarchies=2, initial_pairwise_rounds=1),
     # strong: more initial tries, FM on the GPU too, the better of two independent runs, then
     # two iterated V-cycles on it (measured on the shared graphs: cycles=2 + vcycles=2 gives
