@@ -18,8 +18,16 @@ from .refine.packing import heaviest_first, pack_decreasing
 # ---- tunables -------------------------------------------------------------------------
 # 2-way FM passes after each grown bisection are `fm_passes`; the final k-way FM over the
 # assembled partition gets this many passes: it repairs the seams that bisection cannot see
-# (a vertex between two blocks of different halves), and costs little on a coarse graph.
-FINAL_KWAY_PASSES = 4
+# (a vertex between two blocks of different halves). 2, not 4: the same final cut over the
+# peers instances (2 seeds) in 0.91 x the initial partitioning time at k = 32 (passes on
+# the dense coarsest graphs of power-law inputs cost ~30 ms each).
+FINAL_KWAY_PASSES = 2
+# Those passes are global only, without KaFFPa's localized multi-try rounds: on the dense
+# coarsest graphs of power-law inputs (ba 2^16, k = 32: 662 vertices, 126k edges) the
+# rounds were most of initial partitioning; without them initial partitioning took 0.69 x
+# the time at k = 32 (0.62-0.65 x on rmat, ba, sbm, ws) for +0.04% of final cut over the
+# peers instances (2 seeds).
+FINAL_KWAY_LOCALIZED = False
 # Rounds of pairwise 2-way FM (every pair of adjacent blocks) after the final k-way FM: the
 # 2-way pass can swap vertices between full blocks, which matters on coarse graphs whose
 # vertex weights are large against the slack Lmax - W/k.
@@ -328,7 +336,8 @@ def initial_partition(graph, k, eps, *, seed=0, tries=8, fm_passes=8, hierarchie
 
 def _polish(arrays, parts, maxw, rng, passes, pairwise_rounds=PAIRWISE_ROUNDS):
     """k-way FM (with rebalancing), then pairwise 2-way FM for k > 2, in place; returns (overload, cut)."""
-    stats = refine_arrays(arrays, parts, maxw, seed=int(rng.integers(2**31)), passes=passes)
+    stats = refine_arrays(arrays, parts, maxw, seed=int(rng.integers(2**31)), passes=passes,
+                          localized=FINAL_KWAY_LOCALIZED)
     if maxw.shape[0] > 2 and passes and pairwise_rounds:
         gain = pairwise_arrays(arrays, parts, maxw, seed=int(rng.integers(2**31)), rounds=pairwise_rounds,
                                passes=passes)
