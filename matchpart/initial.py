@@ -46,14 +46,15 @@ BISECT_FLAT_MAX = 500
 # varies a lot between hierarchies, so the best of a few pays off, and each is cheap.
 BISECT_HIERARCHIES = 3
 # 2-way FM of a bisection below the first stops a pass after min(max(1% of n, 15), 100)
-# moves without improvement (METIS's bound) instead of the k-way passes' >= 200: on the
-# subgraphs of a few dozen to a few hundred vertices of deeper bisections, 200 let every pass
-# move nearly every vertex. The first bisection (all of k = 2, half of the work of k = 8)
-# keeps the longer search. Measured (peers instances, 2 seeds): initial partitioning 0.70 x
-# its time at k = 32 for +0.4% of final cut; applied to the first bisection as well it also
-# lost 1.6% at k = 2.
+# moves without improvement (METIS's bound): on the subgraphs of a few dozen to a few
+# hundred vertices of deeper bisections, a bound of 200 let every pass move nearly every
+# vertex. The first bisection (all of k = 2, half of the work of k = 8) keeps a longer
+# search, max(1% of n, 200). Measured (peers instances, 2 seeds): initial partitioning 0.79 x
+# its time at k = 32 and 0.875 x at k = 8, final cut 0.9965 x; with the short bound on the
+# first bisection too, k = 2 lost 1.6%.
 BISECT_STALL_MIN = 15
 BISECT_STALL_MAX = 100
+FIRST_BISECT_STALL_MIN = 200
 # Coarsening stops when a level shrinks by less than this factor (star-like graphs).
 MIN_SHRINK = 0.9
 # A coarse vertex may weigh at most this fraction of the subgraph weight (METIS uses 1.5 x
@@ -196,7 +197,7 @@ def _bisect(sub, target0, max_weights, rng, tries, fm_passes, hierarchies, first
     grow on the coarsest level, 2-way FM on each level back up). ``first``: the first
     bisection of the recursion (longer FM searches, see BISECT_STALL_*). Returns the side array."""
     n = sub[0].shape[0] - 1
-    stall_of = default_stall if first else _bisect_stall
+    stall_of = _first_bisect_stall if first else _bisect_stall
     best = None
     best_key = None
     if n <= BISECT_FLAT_MAX:
@@ -212,6 +213,10 @@ def _bisect(sub, target0, max_weights, rng, tries, fm_passes, hierarchies, first
         if best_key is None or key < best_key:
             best, best_key = side, key
     return best
+
+
+def _first_bisect_stall(n):
+    return default_stall(n, FIRST_BISECT_STALL_MIN)
 
 
 def _bisect_stall(n):
