@@ -24,6 +24,8 @@ class Preset:
     cycles: independent multilevel runs (different seeds) of which the best cut is kept.
     vcycles: extra V-cycles on the best partition: coarsen again contracting only inside
         blocks (so the partition survives to the coarsest level), then refine back up.
+    jet_negative_gain: Jet's c (refine.jet.NEGATIVE_GAIN_FACTOR, 0.75, is the standalone
+        default: from a random start it needs the larger moves).
     refine_edge_shrink: uncoarsening refines a level only when it has at most this fraction
         of the edges of the last refined finer level (1.0: every level); see
         pipeline.refined_levels.
@@ -43,6 +45,7 @@ class Preset:
     initial_pairwise_rounds: int = 2
     fm_localized: bool = True
     refine_edge_shrink: float = 0.85
+    jet_negative_gain: float = 0.75
 
     def coarsen_to(self, k):
         return max(self.coarsen_min, self.coarsen_per_block * int(k))
@@ -58,6 +61,9 @@ PRESETS = {
     #   the boundary and Jet oscillates around its best cut; 12 cost 1.4x the time of 4 for
     #   0.3% of cut (rmat, ba, er, delaunay at 2^14, k = 8, 32), and 3 took 0.955x the time
     #   of 4 at the same cut (peers instances, 2 seeds; 2: 0.917x the time, +0.25% cut);
+    # - Jet's c = 0.5 on every level, not 0.75: 0.997x the cut in 0.955x the time (peers
+    #   instances, 2 seeds; 0.75 on levels below 10000 vertices and 0.5 / 0.25 above, as the
+    #   Jet paper does: 1.0006x / 1.0027x the cut in 0.974x the time);
     # - one FM pass: a second gave 0.2% of cut for 1.3x the time (delaunay/rgg 2^16, ba 2^14);
     # - global FM passes only: localized rounds gave 0.899 instead of 0.907 x METIS's cut over
     #   the shared graphs (k = 2, 8, 32) for 5-10x the global pass's time on power-law graphs;
@@ -70,7 +76,7 @@ PRESETS = {
     #   (heavy vertices: example_weighted k = 32 went from 6617 to 9677).
     "default": Preset("default", coarsen_per_block=20, coarsen_min=160, initial_tries=4,
                       initial_fm_passes=4, jet_patience=3, fm_passes=1, cycles=1, fm_localized=False,
-                      initial_hierarchies=2, initial_pairwise_rounds=1),
+                      initial_hierarchies=2, initial_pairwise_rounds=1, jet_negative_gain=0.5),
     # strong: more initial tries, FM on the GPU too, the better of two independent runs, then
     # two iterated V-cycles on it (measured on the shared graphs: cycles=2 + vcycles=2 gives
     # about the quality of cycles=3 + vcycles=2 in three quarters of the time); every level
