@@ -57,7 +57,7 @@ PRESETS = {
     "fast": Preset("fast", coarsen_per_block=20, coarsen_min=160, initial_tries=2, initial_fm_passes=4,
                    jet_patience=4, fm_passes=0, cycles=1, initial_hierarchies=1, initial_pairwise_rounds=0,
                    jet_negative_gain=0.5),
-    # default: Jet plus one compiled FM pass on every level (CPU runs only: on the GPU the
+    # default: Jet plus one compiled FM pass on every refined level (CPU runs only: on the GPU the
     # V-cycle stays on the device and Jet alone refines). Measured choices:
     # - Jet patience 3, not the paper's 12: on power-law and random graphs every vertex is on
     #   the boundary and Jet oscillates around its best cut; 12 cost 1.4x the time of 4 for
