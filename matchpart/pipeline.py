@@ -91,7 +91,8 @@ def _refine_level_gpu(graph, parts, k, lmax, preset, seed):
         parts = rebalance(graph, parts, k, lmax, seed=seed, method="xp")
     if preset.fm_passes and preset.fm_on_gpu:
         host = graph.to("cpu")
-        parts = be.to_device(kway_fm(host, be.to_host(parts), k, lmax, seed=seed, passes=preset.fm_passes))
+        parts = be.to_device(kway_fm(host, be.to_host(parts), k, lmax, seed=seed, passes=preset.fm_passes,
+                                          localized=preset.fm_localized))
     return be.xp.asarray(parts).astype(be.xp.int64, copy=False)
 
 
