@@ -106,12 +106,21 @@ def contract_arrays(arrays, mapping, n_coarse):
     indptr, indices, ewgt, vwgt = arrays
     mapping = np.ascontiguousarray(mapping, dtype=np.int64)
     nc = int(n_coarse)
-    if indices.shape[0] < PARALLEL_MIN_ENTRIES:   # before asking numba: that starts its thread pool
-        return _contract_serial(indptr, indices, ewgt, vwgt, mapping, nc)
-    threads = numba.get_num_threads()
-    if threads < PARALLEL_MIN_THREADS:
-        return _contract_serial(indptr, indices, ewgt, vwgt, mapping, nc)
-    return _contract_parallel(indptr, indices, ewgt, vwgt, mapping, nc, threads)
+    if indices.shape[0] < PARALLEL_MIN_ENTRIES or numba.get_num_threads() < PARALLEL_MIN_THREADS:
+        # (the size test first: asking numba for its threads starts its thread pool)
+        return _contract_serial(indptr, indices, ewgt, vwgt, mapping, nc, *_serial_scratch(indices, ewgt, nc))
+    return _contract_parallel(indptr, indices, ewgt, vwgt, mapping, nc, numba.get_num_threads())
+
+
+def _serial_scratch(indices, ewgt, nc):
+    """_contract_serial's working arrays, allocated by numpy rather than inside the kernel:
+    numpy asks for transparent huge pages on arrays of 4 MiB and more, numba's allocator
+    does not, and the bucket fill's scattered writes and the merge's slot lookups then
+    miss the TLB far less. The buckets hold at most every fine entry."""
+    m = indices.shape[0]
+    return (np.zeros((1, nc), dtype=np.int64), np.empty(m, dtype=indices.dtype),
+            np.empty(m, dtype=indices.dtype), np.empty(m, dtype=ewgt.dtype),
+            np.full(nc, -1, dtype=np.int64))
 
 
 # O(n + m), streaming: (1) bucket every fine entry that leaves its coarse vertex into its
@@ -125,17 +134,15 @@ def contract_arrays(arrays, mapping, n_coarse):
 # chunk in a parallel kernel wakes the thread pool, which slowed contended runs down
 # (delaunay 2^20 coarsening, 2 busy cores: 2.1 s wall for 1.5 s CPU; without: 1.5 s).
 @njit(cache=True)
-def _contract_serial(indptr, indices, ewgt, vwgt, mapping, nc):
+def _contract_serial(indptr, indices, ewgt, vwgt, mapping, nc, count, mapped, bcol, bw, slot):
+    # scratch (see _serial_scratch): count zeros (1, nc); mapped (coarse id of each entry's
+    # column), bcol, bw of the fine entries' length; slot -1 (nc)
     n = indptr.shape[0] - 1
-    count = np.zeros((1, nc), dtype=np.int64)
-    mapped = np.empty(indices.shape[0], dtype=indices.dtype)  # coarse id of each entry's column
     _bucket_count(0, n, indptr, indices, mapping, mapped, count[0])
     bstart = _bucket_starts(count)
-    bcol = np.empty(bstart[nc], dtype=indices.dtype)
-    bw = np.empty(bstart[nc], dtype=ewgt.dtype)
     _bucket_fill(0, n, indptr, mapped, ewgt, mapping, count[0], bcol, bw)
     row_len = np.zeros(nc + 1, dtype=np.int64)
-    _merge_rows(0, nc, bstart, bcol, bw, np.full(nc, -1, dtype=np.int64), row_len)
+    _merge_rows(0, nc, bstart, bcol, bw, slot, row_len)
     cindptr = _prefix_in_place(row_len)
     cindices = np.empty(cindptr[nc], dtype=indices.dtype)
     cewgt = np.empty(cindptr[nc], dtype=ewgt.dtype)
