@@ -13,6 +13,7 @@ from numba import prange
 
 from ..graph import Graph
 from ..jit import njit
+from .pairs import mapping_from_matching_host
 
 # Below this many fine adjacency entries the kernel runs on one thread: waking the thread
 # pool costs more than the work (the bisection hierarchy of initial partitioning contracts
@@ -45,6 +46,14 @@ def mapping_from_matching(mate, backend):
     be = backend
     xp = be.xp
     mate = be.to_device(mate).astype(xp.int64, copy=False)
+    if not be.is_gpu:   # the same ids in one compiled pass
+        return mapping_from_matching_host(mate)
+    return mapping_from_matching_xp(mate, be)
+
+
+def mapping_from_matching_xp(mate, be):
+    """``mapping_from_matching`` as whole-array operations (the GPU's formulation)."""
+    xp = be.xp
     n = mate.shape[0]
     v = xp.arange(n, dtype=xp.int64)
     leader = xp.where(mate >= 0, xp.minimum(v, mate), v)
@@ -89,7 +98,6 @@ def contract(graph, mapping, n_coarse, *, method="auto"):
     nc = int(n_coarse)
     index_dtype = np.int32 if nc < 2**31 - 1 else np.int64
     indices = np.ascontiguousarray(graph.indices, dtype=index_dtype)
-    mapping = np.ascontiguousarray(be.to_device(mapping), dtype=np.int64)
     indptr, cindices, ewgt, vwgt = contract_arrays(
         (graph.indptr, indices, graph.ewgt, graph.vwgt), mapping, nc)
     return Graph._trusted(indptr, cindices, ewgt, vwgt, be)
@@ -104,11 +112,22 @@ def contract_arrays(arrays, mapping, n_coarse):
     fine entries in CSR order, whichever thread computes it.
     """
     indptr, indices, ewgt, vwgt = arrays
-    mapping = np.ascontiguousarray(mapping, dtype=np.int64)
+    # the mapping in the indices' dtype (coarse ids < fine ids' bound): every fine entry
+    # reads it at random, and int32 halves what those reads pull through the caches
+    # (delaunay 2^20, level 0: ~10% of the contraction)
+    mapping = np.ascontiguousarray(mapping, dtype=indices.dtype)
     nc = int(n_coarse)
     if indices.shape[0] < PARALLEL_MIN_ENTRIES or numba.get_num_threads() < PARALLEL_MIN_THREADS:
         # (the size test first: asking numba for its threads starts its thread pool)
-        return _contract_serial(indptr, indices, ewgt, vwgt, mapping, nc, *_serial_scratch(indices, ewgt, nc))
+        count, mapped, bcol, bw, slot = _serial_scratch(indices, ewgt, nc)
+        cindptr, cvwgt = _contract_serial(indptr, indices, ewgt, vwgt, mapping, nc, count, mapped, bcol,
+                                          bw, slot)
+        # the coarse rows now lie merged at the front of the buckets: shrink them to the
+        # coarse arrays (realloc, which shrinks large blocks in place; nothing else refers
+        # to these arrays) rather than copying them out
+        bcol.resize(cindptr[nc], refcheck=False)
+        bw.resize(cindptr[nc], refcheck=False)
+        return cindptr, bcol, bw, cvwgt
     return _contract_parallel(indptr, indices, ewgt, vwgt, mapping, nc, numba.get_num_threads())
 
 
@@ -136,18 +155,25 @@ def _serial_scratch(indices, ewgt, nc):
 @njit(cache=True)
 def _contract_serial(indptr, indices, ewgt, vwgt, mapping, nc, count, mapped, bcol, bw, slot):
     # scratch (see _serial_scratch): count zeros (1, nc); mapped (coarse id of each entry's
-    # column), bcol, bw of the fine entries' length; slot -1 (nc)
+    # column), bcol, bw of the fine entries' length; slot -1 (nc). Returns (coarse indptr,
+    # coarse vertex weights); the coarse rows end up at the front of bcol and bw.
     n = indptr.shape[0] - 1
     _bucket_count(0, n, indptr, indices, mapping, mapped, count[0])
     bstart = _bucket_starts(count)
     _bucket_fill(0, n, indptr, mapped, ewgt, mapping, count[0], bcol, bw)
     row_len = np.zeros(nc + 1, dtype=np.int64)
-    _merge_rows(0, nc, bstart, bcol, bw, slot, row_len)
-    cindptr = _prefix_in_place(row_len)
-    cindices = np.empty(cindptr[nc], dtype=indices.dtype)
-    cewgt = np.empty(cindptr[nc], dtype=ewgt.dtype)
-    _copy_rows(0, nc, bstart, bcol, bw, cindptr, cindices, cewgt)
-    return cindptr, cindices, cewgt, _coarse_vwgt(vwgt, mapping, nc)
+    at = 0
+    for c in range(nc):
+        # merge each row and move it to the end of the merged ones while it is in cache;
+        # at <= bstart[c], so nothing unread is overwritten
+        _merge_rows(c, c + 1, bstart, bcol, bw, slot, row_len)
+        start = bstart[c]
+        if at != start:
+            for j in range(row_len[c + 1]):
+                bcol[at + j] = bcol[start + j]
+                bw[at + j] = bw[start + j]
+        at += row_len[c + 1]
+    return _prefix_in_place(row_len), _coarse_vwgt(vwgt, mapping, nc)
 
 
 @njit(cache=True, parallel=True)

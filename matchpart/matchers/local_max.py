@@ -150,10 +150,12 @@ def _round_stats(counts, left, n, m, tail):
             "greedy_tail_edges": tail}
 
 
-def local_max_rounds_cpu(n, eu, ev, rating, *, seed):
+def local_max_rounds_cpu(n, eu, ev, rating, *, seed, overwrite=False):
     """``local_max_rounds`` as one compiled kernel (host arrays): the same rounds, keys and
     tie-breaks, so the same mate and stats. ``rating`` may be the ratings themselves: the
-    kernel only compares them, and comparing ratings is comparing their dense ranks."""
+    kernel only compares them, and comparing ratings is comparing their dense ranks.
+    ``overwrite``: eu and ev may be used as the kernel's working copies (they are left
+    scrambled) when they already have its index dtype."""
     m = eu.shape[0]
     keys = np.array([_rng.stream_key(seed, STREAM_BASE + r) for r in range(1, GREEDY_TAIL_AFTER + 1)],
                     dtype=np.uint64)
@@ -164,11 +166,10 @@ def local_max_rounds_cpu(n, eu, ev, rating, *, seed):
     # numpy asks the kernel for transparent huge pages on large arrays (>= 4 MiB), numba's
     # allocator does not, and the rounds' random record updates then miss the TLB far less
     # (delaunay 2^20, first round's keying pass: 68 ms instead of 125 ms)
-    eu = np.array(eu, dtype=ids)        # copies: the rounds compact them in place
-    ev = np.array(ev, dtype=ids)
+    working = np.asarray if overwrite else np.array   # the rounds compact them in place
+    eu, ev = working(eu, dtype=ids), working(ev, dtype=ids)
     order = order_keys(rating)          # a new array: compacted in place too
-    scratch = (np.arange(m, dtype=ids), np.empty(m, dtype=np.uint32), np.zeros(2 * n, dtype=np.uint64),
-               np.zeros(n, dtype=np.uint8))
+    scratch = (np.arange(m, dtype=ids), np.zeros(2 * n, dtype=np.uint64), np.zeros(n, dtype=np.uint8))
     rounds, counts, left, eu, ev, eid, order = _local_max_kernel(eu, ev, order, keys, mate, *scratch)
     counts, left = counts[:rounds], left[:rounds]
     tail = 0
@@ -237,7 +238,7 @@ def _offer(rec, x, o, hi, stamp):
 
 
 @njit(cache=True)
-def _local_max_kernel(eu, ev, order, round_keys, mate, eid, h, rec, matched):
+def _local_max_kernel(eu, ev, order, round_keys, mate, eid, rec, matched):
     """Rounds 1..len(round_keys) of local max on the edge list (eu, ev) with uint64 ``order``
     keys of the ratings; fills ``mate``. Returns (rounds run, matched vertices per round,
     edges alive after each round, and the edges still alive: eu, ev, edge id, order).
@@ -255,9 +256,10 @@ def _local_max_kernel(eu, ev, order, round_keys, mate, eid, h, rec, matched):
     at both ends) in one pass; two candidates at a vertex need a 32-bit hash collision.
 
     eu, ev and order are compacted in place. Scratch, from the caller (see there): ``eid``
-    = arange(m) in eu's dtype (ids of the alive edges, compacted alongside), ``h`` (uint32,
-    length m), ``rec`` = zeros(2n) uint64 (the vertex records above), ``matched`` = zeros(n)
-    uint8.
+    = arange(m) in eu's dtype (ids of the alive edges, compacted alongside), ``rec`` =
+    zeros(2n) uint64 (the vertex records above), ``matched`` = zeros(n) uint8. The matching
+    pass hashes the edge ids again rather than reading them back: a few multiplications
+    per edge cost less than storing and streaming a hash array (12 MiB on delaunay 2^20).
     """
     m = eu.shape[0]
     max_rounds = round_keys.shape[0]
@@ -276,7 +278,6 @@ def _local_max_kernel(eu, ev, order, round_keys, mate, eid, h, rec, matched):
                 continue
             o = order[i]
             hi = _rng.hash32_at(np.int64(eid[i]), key)   # int64 like every caller: one compile
-            h[kept] = hi
             if kept != i:  # nothing moves until an edge is dropped: skip those writes
                 eu[kept], ev[kept], eid[kept], order[kept] = u, v, eid[i], o
             kept += 1
@@ -290,7 +291,7 @@ def _local_max_kernel(eu, ev, order, round_keys, mate, eid, h, rec, matched):
         won = 0
         for i in range(alive):  # candidates (best at both ends) in edge id order; winners
             u, v = eu[i], ev[i]
-            o, hs = order[i], np.uint64(h[i]) << np.uint64(32)
+            o, hs = order[i], np.uint64(_rng.hash32_at(np.int64(eid[i]), key)) << np.uint64(32)
             # u first: the edges are sorted by u, so u's record is at hand, and few edges are
             # u's best; only those read v's record (a cache miss on large graphs)
             if o == rec[2 * u] and hs == (rec[2 * u + 1] & ~_LOW32) \
@@ -339,7 +340,7 @@ def local_max(graph, *, rating="weight", seed=0, backend=None):
     if CPU_KERNEL and not be.is_gpu:
         eu, ev, ratings = upper_edge_ratings(graph, rating)
         _check_edge_count(ratings)
-        mate, stats = local_max_rounds_cpu(graph.n, eu, ev, ratings, seed=seed)
+        mate, stats = local_max_rounds_cpu(graph.n, eu, ev, ratings, seed=seed, overwrite=True)
     else:
         eu, ev, entry = undirected_edges(graph, be)
         ratings = edge_ratings(graph, rating)[entry]
