@@ -13,7 +13,8 @@ from numba import prange
 
 from ..graph import Graph
 from ..jit import njit
-from .pairs import mapping_from_matching_host
+# coarse ids live beside the other pairing bookkeeping; imported here, where callers look
+from .pairs import mapping_from_labels, mapping_from_matching, mapping_from_matching_xp  # noqa: F401
 
 # Below this many fine adjacency entries the kernel runs on one thread: waking the thread
 # pool costs more than the work (the bisection hierarchy of initial partitioning contracts
@@ -33,48 +34,6 @@ def sum_by_index(be, index, values, size):
     """out[i] = sum of values[index == i], exact for int64 on both backends."""
     out = be.xp.zeros(size, dtype=values.dtype)
     return be.scatter_add(out, index, values)
-
-
-def mapping_from_matching(mate, backend):
-    """Coarse id of every fine vertex from a pairing ``mate`` (-1 = unpaired).
-
-    Each pair (v, mate[v]) and each unpaired vertex becomes one coarse vertex. Coarse ids
-    are numbered in the order of the group's smallest fine id, so the result depends only
-    on ``mate`` (deterministic, same on CPU and GPU). ``mate`` need not pair neighbours
-    (two-hop pairs are fine); it must be symmetric. Returns (mapping int64, n_coarse).
-    """
-    be = backend
-    xp = be.xp
-    mate = be.to_device(mate).astype(xp.int64, copy=False)
-    if not be.is_gpu:   # the same ids in one compiled pass
-        return mapping_from_matching_host(mate)
-    return mapping_from_matching_xp(mate, be)
-
-
-def mapping_from_matching_xp(mate, be):
-    """``mapping_from_matching`` as whole-array operations (the GPU's formulation)."""
-    xp = be.xp
-    n = mate.shape[0]
-    v = xp.arange(n, dtype=xp.int64)
-    leader = xp.where(mate >= 0, xp.minimum(v, mate), v)
-    is_leader = leader == v
-    coarse_of_leader = be.exclusive_cumsum(is_leader.astype(xp.int64))
-    mapping = coarse_of_leader[leader]
-    n_coarse = int(coarse_of_leader[-1].item()) if n else 0
-    return mapping, n_coarse
-
-
-def mapping_from_labels(labels, backend):
-    """Coarse id of every fine vertex from arbitrary cluster labels (ids ordered by label value).
-
-    Returns (mapping int64, n_coarse).
-    """
-    xp = backend.xp
-    labels = backend.to_device(labels)
-    if labels.shape[0] == 0:
-        return xp.zeros(0, dtype=xp.int64), 0
-    uniq, inverse = xp.unique(labels, return_inverse=True)
-    return inverse.reshape(-1).astype(xp.int64), int(uniq.shape[0])
 
 
 def contract(graph, mapping, n_coarse, *, method="auto"):

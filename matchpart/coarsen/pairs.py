@@ -1,4 +1,5 @@
-"""CPU kernels for a level's pairing bookkeeping: the weight cap on pairs and the coarse ids.
+"""A level's pairing bookkeeping: the weight cap on pairs and the coarse ids of a pairing or
+of cluster labels; on the CPU as compiled single passes.
 
 On delaunay 2^20 the whole-array versions (hierarchy.drop_heavy_pairs plus a count of the
 matched vertices, contract.mapping_from_matching) took ~40 ms of the ~1 s coarsening, in
@@ -52,3 +53,45 @@ def _leader_mapping_kernel(mate, mapping):
         else:
             mapping[v] = mapping[p]
     return nc
+
+
+def mapping_from_matching(mate, backend):
+    """Coarse id of every fine vertex from a pairing ``mate`` (-1 = unpaired).
+
+    Each pair (v, mate[v]) and each unpaired vertex becomes one coarse vertex. Coarse ids
+    are numbered in the order of the group's smallest fine id, so the result depends only
+    on ``mate`` (deterministic, same on CPU and GPU). ``mate`` need not pair neighbours
+    (two-hop pairs are fine); it must be symmetric. Returns (mapping int64, n_coarse).
+    """
+    be = backend
+    xp = be.xp
+    mate = be.to_device(mate).astype(xp.int64, copy=False)
+    if not be.is_gpu:   # the same ids in one compiled pass
+        return mapping_from_matching_host(mate)
+    return mapping_from_matching_xp(mate, be)
+
+
+def mapping_from_matching_xp(mate, be):
+    """``mapping_from_matching`` as whole-array operations (the GPU's formulation)."""
+    xp = be.xp
+    n = mate.shape[0]
+    v = xp.arange(n, dtype=xp.int64)
+    leader = xp.where(mate >= 0, xp.minimum(v, mate), v)
+    is_leader = leader == v
+    coarse_of_leader = be.exclusive_cumsum(is_leader.astype(xp.int64))
+    mapping = coarse_of_leader[leader]
+    n_coarse = int(coarse_of_leader[-1].item()) if n else 0
+    return mapping, n_coarse
+
+
+def mapping_from_labels(labels, backend):
+    """Coarse id of every fine vertex from arbitrary cluster labels (ids ordered by label value).
+
+    Returns (mapping int64, n_coarse).
+    """
+    xp = backend.xp
+    labels = backend.to_device(labels)
+    if labels.shape[0] == 0:
+        return xp.zeros(0, dtype=xp.int64), 0
+    uniq, inverse = xp.unique(labels, return_inverse=True)
+    return inverse.reshape(-1).astype(xp.int64), int(uniq.shape[0])
