@@ -13,6 +13,7 @@ from numba import prange
 
 from ..graph import Graph
 from ..jit import njit
+from .rowsort import INSERTION_SORT_MAX, RANK_SORT_MAX, _rank_sort_row, _sort_row
 # coarse ids live beside the other pairing bookkeeping; imported here, where callers look
 from .pairs import mapping_from_labels, mapping_from_matching, mapping_from_matching_xp  # noqa: F401
 
@@ -24,10 +25,6 @@ PARALLEL_MIN_ENTRIES = 200_000
 # latency (random reads of the mapping on large graphs): on a 2-core machine 2 threads were
 # not faster (delaunay 2^20, level 0: 0.39 s vs 0.40 s, median of 5).
 PARALLEL_MIN_THREADS = 4
-# Coarse rows with up to this many fine entries are merged by a stable insertion sort
-# (typical rows have 10-30 entries, which then stay in cache); longer rows (hubs) by a dense
-# scratch row plus argsort, which is linear in the row length.
-INSERTION_SORT_MAX = 48
 
 
 def sum_by_index(be, index, values, size):
@@ -122,10 +119,12 @@ def _contract_serial(indptr, indices, ewgt, vwgt, mapping, nc, count, mapped, bc
     _bucket_fill(0, n, indptr, mapped, ewgt, mapping, count[0], bcol, bw)
     row_len = np.zeros(nc + 1, dtype=np.int64)
     at = 0
+    tc = np.empty(RANK_SORT_MAX, dtype=bcol.dtype)
+    tw = np.empty(RANK_SORT_MAX, dtype=bw.dtype)
     for c in range(nc):
         # merge each row and move it to the end of the merged ones while it is in cache;
         # at <= bstart[c], so nothing unread is overwritten
-        _merge_rows(c, c + 1, bstart, bcol, bw, slot, row_len)
+        _merge_rows(c, c + 1, bstart, bcol, bw, slot, row_len, tc, tw)
         start = bstart[c]
         if at != start:
             for j in range(row_len[c + 1]):
@@ -151,7 +150,9 @@ def _contract_parallel(indptr, indices, ewgt, vwgt, mapping, nc, chunks):
     row_len = np.zeros(nc + 1, dtype=np.int64)
     for t in prange(chunks):
         slot = np.full(nc, -1, dtype=np.int64)
-        _merge_rows(cbounds[t], cbounds[t + 1], bstart, bcol, bw, slot, row_len)
+        tc = np.empty(RANK_SORT_MAX, dtype=bcol.dtype)
+        tw = np.empty(RANK_SORT_MAX, dtype=bw.dtype)
+        _merge_rows(cbounds[t], cbounds[t + 1], bstart, bcol, bw, slot, row_len, tc, tw)
     cindptr = _prefix_in_place(row_len)
     cindices = np.empty(cindptr[nc], dtype=indices.dtype)
     cewgt = np.empty(cindptr[nc], dtype=ewgt.dtype)
@@ -247,27 +248,34 @@ def _bucket_fill(lo, hi, indptr, mapped, ewgt, mapping, pos, bcol, bw):
 
 
 @njit(cache=True, internal=True)
-def _merge_rows(lo, hi, bstart, bcol, bw, slot, row_len):
+def _merge_rows(lo, hi, bstart, bcol, bw, slot, row_len, tc, tw):
     """Sort each bucket row lo..hi-1 by column and merge its duplicate columns in place,
     weights summed in bucket order; row_len[c + 1] = its number of distinct columns.
 
-    Short rows: a stable insertion sort, then adjacent duplicates merge (all in cache; the
-    columns of a mesh-like graph in random order would make every slot lookup a cache miss).
+    Short rows: a stable rank or insertion sort (see _rank_sort_row; tc, tw: its scratch of
+    RANK_SORT_MAX entries), then adjacent duplicates merge (all in cache; the columns
+    of a mesh-like graph in random order would make every slot lookup a cache miss).
     Long rows (hubs): slot[d] = position of column d in the row (-1 if absent), then sort.
     """
     for c in range(lo, hi):
         start = bstart[c]
         stop = bstart[c + 1]
         if stop - start <= INSERTION_SORT_MAX:
-            _sort_row(bcol, bw, start, stop)
+            if stop - start <= RANK_SORT_MAX:
+                _rank_sort_row(bcol, bw, start, stop, tc, tw)
+            else:
+                _sort_row(bcol, bw, start, stop)
             top = start
             for i in range(start, stop):
-                if top > start and bcol[top - 1] == bcol[i]:
-                    bw[top - 1] += bw[i]
-                else:
-                    bcol[top] = bcol[i]
-                    bw[top] = bw[i]
-                    top += 1
+                # without branches (whether a column repeats is a coin flip): a new column
+                # goes to top, a repeat adds its weight to the entry before top
+                d, w = bcol[i], bw[i]
+                new = (top == start) | (bcol[top - 1] != d)
+                t = top - 1 + new
+                prev = bw[t]
+                bcol[t] = d
+                bw[t] = w if new else prev + w
+                top += new
             row_len[c + 1] = top - start
             continue
         top = start
@@ -285,78 +293,6 @@ def _merge_rows(lo, hi, bstart, bcol, bw, slot, row_len):
             slot[bcol[j]] = -1
         _sort_row(bcol, bw, start, top)
         row_len[c + 1] = top - start
-
-
-@njit(cache=True, internal=True)
-def _sort_row(cols, wgts, start, stop):
-    """Sort cols[start:stop] ascending, carrying wgts along; stable for short rows (equal
-    columns keep their order), long rows must have distinct columns."""
-    if stop - start <= INSERTION_SORT_MAX:
-        for j in range(start + 1, stop):
-            c, w = cols[j], wgts[j]
-            i = j - 1
-            while i >= start and cols[i] > c:
-                cols[i + 1] = cols[i]
-                wgts[i + 1] = wgts[i]
-                i -= 1
-            cols[i + 1] = c
-            wgts[i + 1] = w
-        return
-    _quicksort_pairs(cols, wgts, start, stop)
-
-
-# Ranges up to this long are finished by insertion sort in _quicksort_pairs.
-_QUICKSORT_CUTOFF = 16
-
-
-@njit(cache=True, internal=True)
-def _quicksort_pairs(cols, wgts, start, stop):
-    """Sort cols[start:stop] (distinct values) ascending, carrying wgts along, in place.
-
-    A quicksort of its own rather than np.argsort: numba's sort templates cost about a second
-    of compile time per dtype on the first run, and sorting the pairs in place needs no
-    permutation and no gathers. Median-of-three pivots; the smaller side is sorted first and
-    the larger one waits on a stack, so the stack holds at most log2(n) ranges.
-    """
-    stack = np.empty(128, dtype=np.int64)
-    top = 0
-    lo, hi = start, stop - 1
-    while True:
-        while hi - lo > _QUICKSORT_CUTOFF:
-            mid = (lo + hi) >> 1
-            a, b, c = cols[lo], cols[mid], cols[hi]
-            pivot = max(min(a, b), min(max(a, b), c))
-            i, j = lo, hi
-            while i <= j:
-                while cols[i] < pivot:
-                    i += 1
-                while cols[j] > pivot:
-                    j -= 1
-                if i <= j:
-                    cols[i], cols[j] = cols[j], cols[i]
-                    wgts[i], wgts[j] = wgts[j], wgts[i]
-                    i += 1
-                    j -= 1
-            if j - lo < hi - i:          # [lo, j] is the smaller side: sort it now
-                stack[top], stack[top + 1] = i, hi
-                hi = j
-            else:
-                stack[top], stack[top + 1] = lo, j
-                lo = i
-            top += 2
-        for k in range(lo + 1, hi + 1):
-            c, w = cols[k], wgts[k]
-            i = k - 1
-            while i >= lo and cols[i] > c:
-                cols[i + 1] = cols[i]
-                wgts[i + 1] = wgts[i]
-                i -= 1
-            cols[i + 1] = c
-            wgts[i + 1] = w
-        if top == 0:
-            return
-        top -= 2
-        lo, hi = stack[top], stack[top + 1]
 
 
 def contract_xp(graph, mapping, n_coarse):
