@@ -13,6 +13,7 @@ from numba import prange
 
 from ..graph import Graph
 from ..jit import njit
+from ..prefetch import PREFETCH_DISTANCE, prefetch
 from .rowsort import INSERTION_SORT_MAX, RANK_SORT_MAX, _rank_sort_row, _sort_row
 # coarse ids live beside the other pairing bookkeeping; imported here, where callers look
 from .pairs import mapping_from_labels, mapping_from_matching, mapping_from_matching_xp  # noqa: F401
@@ -200,7 +201,10 @@ def _copy_rows(lo, hi, bstart, bcol, bw, cindptr, cindices, cewgt):
 def _coarse_vwgt(vwgt, mapping, nc):
     """Summed vertex weights of the coarse vertices (in fine id order)."""
     cvwgt = np.zeros(nc, dtype=vwgt.dtype)
-    for v in range(mapping.shape[0]):
+    n = mapping.shape[0]
+    for v in range(n):
+        if v + PREFETCH_DISTANCE < n:
+            prefetch(cvwgt, mapping[v + PREFETCH_DISTANCE])
         cvwgt[mapping[v]] += vwgt[v]
     return cvwgt
 
@@ -221,11 +225,17 @@ def _balanced_bounds(offsets, chunks):
 def _bucket_count(lo, hi, indptr, indices, mapping, mapped, count):
     """count[c] += entries of fine vertices lo..hi-1 in coarse vertex c that leave c; also
     mapped[e] = coarse id of entry e's column (the fill pass then reads it sequentially
-    instead of gathering mapping[indices[e]] at random a second time)."""
+    instead of gathering mapping[indices[e]] at random a second time). The random reads of
+    mapping and count are prefetched a few entries / vertices ahead (see prefetch.py)."""
+    last = indptr[hi] - PREFETCH_DISTANCE
     for v in range(lo, hi):
         c = mapping[v]
+        if v + PREFETCH_DISTANCE < hi:
+            prefetch(count, mapping[v + PREFETCH_DISTANCE])
         k = 0
         for e in range(indptr[v], indptr[v + 1]):
+            if e < last:
+                prefetch(mapping, indices[e + PREFETCH_DISTANCE])
             d = mapping[indices[e]]
             mapped[e] = d
             k += d != c
@@ -234,8 +244,16 @@ def _bucket_count(lo, hi, indptr, indices, mapping, mapped, count):
 
 @njit(cache=True, internal=True)
 def _bucket_fill(lo, hi, indptr, mapped, ewgt, mapping, pos, bcol, bw):
-    """Append (coarse neighbour, weight) of every leaving entry to its coarse row at pos[c]."""
+    """Append (coarse neighbour, weight) of every leaving entry to its coarse row at pos[c].
+    Prefetched ahead: pos[c] two distances ahead, then the row's bucket slots one ahead."""
     for v in range(lo, hi):
+        if v + 2 * PREFETCH_DISTANCE < hi:
+            prefetch(pos, mapping[v + 2 * PREFETCH_DISTANCE])
+        if v + PREFETCH_DISTANCE < hi:
+            ahead = pos[mapping[v + PREFETCH_DISTANCE]]
+            if ahead < bcol.shape[0]:
+                prefetch(bcol, ahead)
+                prefetch(bw, ahead)
         c = mapping[v]
         p = pos[c]
         for e in range(indptr[v], indptr[v + 1]):

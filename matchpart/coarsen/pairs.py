@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..jit import njit
+from ..prefetch import PREFETCH_DISTANCE, prefetch
 
 
 def drop_heavy_pairs_host(vwgt, mate, cap):
@@ -25,7 +26,10 @@ def _drop_heavy_kernel(vwgt, mate, cap, out):
     # the same comparison as the whole-array version: the pair's summed weight (in vwgt's
     # dtype) against the float cap
     paired = 0
-    for v in range(mate.shape[0]):
+    n = mate.shape[0]
+    for v in range(n):
+        if v + PREFETCH_DISTANCE < n and mate[v + PREFETCH_DISTANCE] >= 0:
+            prefetch(vwgt, mate[v + PREFETCH_DISTANCE])
         p = mate[v]
         if p >= 0 and vwgt[v] + vwgt[p] > cap:
             p = -1
@@ -45,7 +49,10 @@ def _leader_mapping_kernel(mate, mapping):
     # v leads its pair when it is the smaller end (or unpaired); leaders are numbered in id
     # order, and the other end, being larger, finds its leader's id already set
     nc = 0
-    for v in range(mate.shape[0]):
+    n = mate.shape[0]
+    for v in range(n):
+        if v + PREFETCH_DISTANCE < n and 0 <= mate[v + PREFETCH_DISTANCE] < v:
+            prefetch(mapping, mate[v + PREFETCH_DISTANCE])
         p = mate[v]
         if p < 0 or p > v:
             mapping[v] = nc

@@ -6,6 +6,7 @@ import numpy as np
 from ..backend import get as get_backend
 from ..backend import rng as _rng
 from ..jit import njit
+from ..prefetch import PREFETCH_DISTANCE, prefetch
 from .base import Matching
 from .ratings import edge_ratings, upper_edge_ratings
 from .registry import register
@@ -272,7 +273,10 @@ def _local_max_kernel(eu, ev, order, round_keys, mate, eid, rec, matched):
         key = round_keys[min(rounds, max_rounds - 1)] if max_rounds else np.uint64(0)
         stamp = np.uint64(rounds + 1)
         kept = 0
+        ahead = alive - PREFETCH_DISTANCE
         for i in range(alive):
+            if i < ahead:   # ev ahead is not yet overwritten: the compaction writes at <= i
+                prefetch(rec, 2 * np.int64(ev[i + PREFETCH_DISTANCE]))
             u, v = eu[i], ev[i]
             if matched[u] | matched[v]:
                 continue
@@ -289,7 +293,10 @@ def _local_max_kernel(eu, ev, order, round_keys, mate, eid, rec, matched):
         if alive == 0 or rounds == max_rounds:
             break
         won = 0
+        ahead = alive - PREFETCH_DISTANCE
         for i in range(alive):  # candidates (best at both ends) in edge id order; winners
+            if i < ahead:
+                prefetch(rec, 2 * np.int64(ev[i + PREFETCH_DISTANCE]))
             u, v = eu[i], ev[i]
             o, hs = order[i], np.uint64(_rng.hash32_at(np.int64(eid[i]), key)) << np.uint64(32)
             # u first: the edges are sorted by u, so u's record is at hand, and few edges are

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..jit import njit
+from ..prefetch import PREFETCH_DISTANCE, prefetch
 
 RATINGS = ("weight", "expansion_star", "expansion_star2", "inner_outer")
 
@@ -82,9 +83,15 @@ def _upper_ratings_kernel(indptr, indices, ewgt, vwgt, code, eu, ev, r):
                 prefix += np.float64(ewgt[e])
             out[u] = prefix - start
     k = 0
+    last = indptr[n] - PREFETCH_DISTANCE
     for u in range(n):
         cu = max(np.float64(vwgt[u]), 1.0)
         for e in range(indptr[u], indptr[u + 1]):
+            if e < last:   # the ratings read the neighbour's weight or degree
+                if code == 3:
+                    prefetch(out, indices[e + PREFETCH_DISTANCE])
+                elif code != 0:
+                    prefetch(vwgt, indices[e + PREFETCH_DISTANCE])
             v = indices[e]
             if v <= u:
                 continue
