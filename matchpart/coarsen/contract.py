@@ -119,13 +119,13 @@ def _contract_serial(indptr, indices, ewgt, vwgt, mapping, nc, count, mapped, bc
     bstart = _bucket_starts(count)
     _bucket_fill(0, n, indptr, mapped, ewgt, mapping, count[0], bcol, bw)
     row_len = np.zeros(nc + 1, dtype=np.int64)
+    _merge_rows(0, nc, bstart, bcol, bw, slot, row_len, np.empty(RANK_SORT_MAX, dtype=bcol.dtype),
+                np.empty(RANK_SORT_MAX, dtype=bw.dtype))
+    # move the merged rows to the front, in order (at <= bstart[c]: nothing unread is
+    # overwritten). A separate pass: merging and moving each row in one loop, calling
+    # _merge_rows per row, was slower (delaunay 2^20 level 0: 161 vs 131 ms in all).
     at = 0
-    tc = np.empty(RANK_SORT_MAX, dtype=bcol.dtype)
-    tw = np.empty(RANK_SORT_MAX, dtype=bw.dtype)
     for c in range(nc):
-        # merge each row and move it to the end of the merged ones while it is in cache;
-        # at <= bstart[c], so nothing unread is overwritten
-        _merge_rows(c, c + 1, bstart, bcol, bw, slot, row_len, tc, tw)
         start = bstart[c]
         if at != start:
             for j in range(row_len[c + 1]):
