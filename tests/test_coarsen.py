@@ -336,3 +336,32 @@ def test_coarsening_inside_blocks_keeps_the_partition(clustered):
         assert metrics.edge_cut(coarse.graph, coarse.parts) == metrics.edge_cut(fine.graph, fine.parts)
         assert np.array_equal(metrics.block_weights(coarse.graph, coarse.parts, k),
                               metrics.block_weights(fine.graph, fine.parts, k))
+
+
+@settings(max_examples=60, deadline=None)
+@given(g=weighted_graphs(), seed=st.integers(0, 1000), cap=st.floats(0, 12), float_w=st.booleans())
+def test_pair_kernels_equal_whole_array_versions(g, seed, cap, float_w):
+    """The CPU's one-pass weight cap and coarse ids (coarsen/pairs.py) are the whole-array
+    versions' (the GPU's), on matchings plus two-hop pairs (pairs that are not edges)."""
+    from matchpart.coarsen.contract import mapping_from_matching_xp
+    from matchpart.coarsen.hierarchy import drop_heavy_pairs
+    from matchpart.coarsen.pairs import drop_heavy_pairs_host
+    if float_w:
+        g = Graph(g.indptr, g.indices, g.ewgt, g.vwgt.astype(np.float64) + 0.5)
+    mate = two_hop_pairs(g, run_matcher("local_max", g, seed=seed).mate, 1e9, seed=seed)
+    kept, paired = drop_heavy_pairs_host(g.vwgt, mate, cap)
+    expected = drop_heavy_pairs(g, mate, cap)
+    assert np.array_equal(kept, expected) and paired == int((expected >= 0).sum())
+    mapping, nc = mapping_from_matching(kept, CPU)
+    xp_mapping, xp_nc = mapping_from_matching_xp(np.asarray(kept, dtype=np.int64), CPU)
+    assert nc == xp_nc and mapping.dtype == xp_mapping.dtype and np.array_equal(mapping, xp_mapping)
+
+
+def test_upper_edge_ratings_of_an_unchecked_graph_with_a_self_loop():
+    # the compiled ratings size their outputs as nnz / 2 (true of every valid graph) and
+    # redo a graph built without checks at its own size
+    from matchpart.matchers.ratings import upper_edge_ratings
+    g = Graph._trusted(np.array([0, 2, 3, 4]), np.array([0, 1, 0, 2], dtype=np.int32),
+                       np.ones(4, dtype=np.int64), np.ones(3, dtype=np.int64), CPU)
+    eu, ev, r = upper_edge_ratings(g, "weight")
+    assert eu.tolist() == [0] and ev.tolist() == [1] and r.tolist() == [1.0]

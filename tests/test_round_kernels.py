@@ -77,6 +77,29 @@ def test_local_max_kernel_greedy_tail_and_negative_or_nan_ratings(monkeypatch):
         _assert_same(*_both("local_max", g, 3, rating, monkeypatch))
 
 
+@pytest.mark.parametrize("hub_first", [True, False])
+def test_local_max_kernel_equals_whole_array_rounds_on_a_hash_collision(hub_first, monkeypatch):
+    # two edges with equal rating and equal 32-bit hash in round 1, the heaviest at their
+    # common hub: both are candidates there and the smaller edge id must win (the kernel
+    # finds it as the first candidate it meets, the whole-array rounds by a scatter-min).
+    # The hub is the lower endpoint (hub_first) or the higher one of every edge.
+    from matchpart.backend import rng
+    seed, leaves = 5, 1 << 18
+    h = rng.hash32(np, seed, local_max_module.STREAM_BASE + 1, np.arange(leaves))
+    order = np.argsort(h, kind="stable")
+    same = np.flatnonzero(h[order][1:] == h[order][:-1])
+    assert same.size, "no 32-bit collision among the edge ids: use more leaves"
+    i, j = sorted(order[same[0]:same[0] + 2])
+    hub = 0 if hub_first else leaves
+    leaf = np.arange(leaves) + (1 if hub_first else 0)   # edge id t joins the hub and leaf[t]
+    w = np.ones(leaves, dtype=np.int64)
+    w[[i, j]] = 2
+    g = Graph.from_edges(np.full(leaves, hub), leaf, w, n=leaves + 1)
+    kernel, whole_array = _both("local_max", g, seed, "weight", monkeypatch)
+    _assert_same(kernel, whole_array)
+    assert kernel.mate[hub] == leaf[i] and kernel.mate[leaf[j]] == -1
+
+
 @settings(max_examples=60, deadline=None)
 @given(g=random_graphs(max_n=30), rating=st.sampled_from(RATINGS), vw=st.integers(0, 3))
 def test_upper_edge_ratings_equal_edge_ratings(g, rating, vw):

@@ -13,6 +13,10 @@ from numba import prange
 
 from ..graph import Graph
 from ..jit import njit
+from ..prefetch import PREFETCH_DISTANCE, prefetch
+from .rowsort import INSERTION_SORT_MAX, RANK_SORT_MAX, _rank_sort_row, _sort_row
+# coarse ids live beside the other pairing bookkeeping; imported here, where callers look
+from .pairs import mapping_from_labels, mapping_from_matching, mapping_from_matching_xp  # noqa: F401
 
 # Below this many fine adjacency entries the kernel runs on one thread: waking the thread
 # pool costs more than the work (the bisection hierarchy of initial partitioning contracts
@@ -22,50 +26,12 @@ PARALLEL_MIN_ENTRIES = 200_000
 # latency (random reads of the mapping on large graphs): on a 2-core machine 2 threads were
 # not faster (delaunay 2^20, level 0: 0.39 s vs 0.40 s, median of 5).
 PARALLEL_MIN_THREADS = 4
-# Coarse rows with up to this many fine entries are merged by a stable insertion sort
-# (typical rows have 10-30 entries, which then stay in cache); longer rows (hubs) by a dense
-# scratch row plus argsort, which is linear in the row length.
-INSERTION_SORT_MAX = 48
 
 
 def sum_by_index(be, index, values, size):
     """out[i] = sum of values[index == i], exact for int64 on both backends."""
     out = be.xp.zeros(size, dtype=values.dtype)
     return be.scatter_add(out, index, values)
-
-
-def mapping_from_matching(mate, backend):
-    """Coarse id of every fine vertex from a pairing ``mate`` (-1 = unpaired).
-
-    Each pair (v, mate[v]) and each unpaired vertex becomes one coarse vertex. Coarse ids
-    are numbered in the order of the group's smallest fine id, so the result depends only
-    on ``mate`` (deterministic, same on CPU and GPU). ``mate`` need not pair neighbours
-    (two-hop pairs are fine); it must be symmetric. Returns (mapping int64, n_coarse).
-    """
-    be = backend
-    xp = be.xp
-    mate = be.to_device(mate).astype(xp.int64, copy=False)
-    n = mate.shape[0]
-    v = xp.arange(n, dtype=xp.int64)
-    leader = xp.where(mate >= 0, xp.minimum(v, mate), v)
-    is_leader = leader == v
-    coarse_of_leader = be.exclusive_cumsum(is_leader.astype(xp.int64))
-    mapping = coarse_of_leader[leader]
-    n_coarse = int(coarse_of_leader[-1].item()) if n else 0
-    return mapping, n_coarse
-
-
-def mapping_from_labels(labels, backend):
-    """Coarse id of every fine vertex from arbitrary cluster labels (ids ordered by label value).
-
-    Returns (mapping int64, n_coarse).
-    """
-    xp = backend.xp
-    labels = backend.to_device(labels)
-    if labels.shape[0] == 0:
-        return xp.zeros(0, dtype=xp.int64), 0
-    uniq, inverse = xp.unique(labels, return_inverse=True)
-    return inverse.reshape(-1).astype(xp.int64), int(uniq.shape[0])
 
 
 def contract(graph, mapping, n_coarse, *, method="auto"):
@@ -89,7 +55,6 @@ def contract(graph, mapping, n_coarse, *, method="auto"):
     nc = int(n_coarse)
     index_dtype = np.int32 if nc < 2**31 - 1 else np.int64
     indices = np.ascontiguousarray(graph.indices, dtype=index_dtype)
-    mapping = np.ascontiguousarray(be.to_device(mapping), dtype=np.int64)
     indptr, cindices, ewgt, vwgt = contract_arrays(
         (graph.indptr, indices, graph.ewgt, graph.vwgt), mapping, nc)
     return Graph._trusted(indptr, cindices, ewgt, vwgt, be)
@@ -104,14 +69,34 @@ def contract_arrays(arrays, mapping, n_coarse):
     fine entries in CSR order, whichever thread computes it.
     """
     indptr, indices, ewgt, vwgt = arrays
-    mapping = np.ascontiguousarray(mapping, dtype=np.int64)
+    # the mapping in the indices' dtype (coarse ids < fine ids' bound): every fine entry
+    # reads it at random, and int32 halves what those reads pull through the caches
+    # (delaunay 2^20, level 0: ~10% of the contraction)
+    mapping = np.ascontiguousarray(mapping, dtype=indices.dtype)
     nc = int(n_coarse)
-    if indices.shape[0] < PARALLEL_MIN_ENTRIES:   # before asking numba: that starts its thread pool
-        return _contract_serial(indptr, indices, ewgt, vwgt, mapping, nc)
-    threads = numba.get_num_threads()
-    if threads < PARALLEL_MIN_THREADS:
-        return _contract_serial(indptr, indices, ewgt, vwgt, mapping, nc)
-    return _contract_parallel(indptr, indices, ewgt, vwgt, mapping, nc, threads)
+    if indices.shape[0] < PARALLEL_MIN_ENTRIES or numba.get_num_threads() < PARALLEL_MIN_THREADS:
+        # (the size test first: asking numba for its threads starts its thread pool)
+        count, mapped, bcol, bw, slot = _serial_scratch(indices, ewgt, nc)
+        cindptr, cvwgt = _contract_serial(indptr, indices, ewgt, vwgt, mapping, nc, count, mapped, bcol,
+                                          bw, slot)
+        # the coarse rows now lie merged at the front of the buckets: shrink them to the
+        # coarse arrays (realloc, which shrinks large blocks in place; nothing else refers
+        # to these arrays) rather than copying them out
+        bcol.resize(cindptr[nc], refcheck=False)
+        bw.resize(cindptr[nc], refcheck=False)
+        return cindptr, bcol, bw, cvwgt
+    return _contract_parallel(indptr, indices, ewgt, vwgt, mapping, nc, numba.get_num_threads())
+
+
+def _serial_scratch(indices, ewgt, nc):
+    """_contract_serial's working arrays, allocated by numpy rather than inside the kernel:
+    numpy asks for transparent huge pages on arrays of 4 MiB and more, numba's allocator
+    does not, and the bucket fill's scattered writes and the merge's slot lookups then
+    miss the TLB far less. The buckets hold at most every fine entry."""
+    m = indices.shape[0]
+    return (np.zeros((1, nc), dtype=np.int64), np.empty(m, dtype=indices.dtype),
+            np.empty(m, dtype=indices.dtype), np.empty(m, dtype=ewgt.dtype),
+            np.full(nc, -1, dtype=np.int64))
 
 
 # O(n + m), streaming: (1) bucket every fine entry that leaves its coarse vertex into its
@@ -125,22 +110,29 @@ def contract_arrays(arrays, mapping, n_coarse):
 # chunk in a parallel kernel wakes the thread pool, which slowed contended runs down
 # (delaunay 2^20 coarsening, 2 busy cores: 2.1 s wall for 1.5 s CPU; without: 1.5 s).
 @njit(cache=True)
-def _contract_serial(indptr, indices, ewgt, vwgt, mapping, nc):
+def _contract_serial(indptr, indices, ewgt, vwgt, mapping, nc, count, mapped, bcol, bw, slot):
+    # scratch (see _serial_scratch): count zeros (1, nc); mapped (coarse id of each entry's
+    # column), bcol, bw of the fine entries' length; slot -1 (nc). Returns (coarse indptr,
+    # coarse vertex weights); the coarse rows end up at the front of bcol and bw.
     n = indptr.shape[0] - 1
-    count = np.zeros((1, nc), dtype=np.int64)
-    mapped = np.empty(indices.shape[0], dtype=indices.dtype)  # coarse id of each entry's column
     _bucket_count(0, n, indptr, indices, mapping, mapped, count[0])
     bstart = _bucket_starts(count)
-    bcol = np.empty(bstart[nc], dtype=indices.dtype)
-    bw = np.empty(bstart[nc], dtype=ewgt.dtype)
     _bucket_fill(0, n, indptr, mapped, ewgt, mapping, count[0], bcol, bw)
     row_len = np.zeros(nc + 1, dtype=np.int64)
-    _merge_rows(0, nc, bstart, bcol, bw, np.full(nc, -1, dtype=np.int64), row_len)
-    cindptr = _prefix_in_place(row_len)
-    cindices = np.empty(cindptr[nc], dtype=indices.dtype)
-    cewgt = np.empty(cindptr[nc], dtype=ewgt.dtype)
-    _copy_rows(0, nc, bstart, bcol, bw, cindptr, cindices, cewgt)
-    return cindptr, cindices, cewgt, _coarse_vwgt(vwgt, mapping, nc)
+    _merge_rows(0, nc, bstart, bcol, bw, slot, row_len, np.empty(RANK_SORT_MAX, dtype=bcol.dtype),
+                np.empty(RANK_SORT_MAX, dtype=bw.dtype))
+    # move the merged rows to the front, in order (at <= bstart[c]: nothing unread is
+    # overwritten). A separate pass: merging and moving each row in one loop, calling
+    # _merge_rows per row, was slower (delaunay 2^20 level 0: 161 vs 131 ms in all).
+    at = 0
+    for c in range(nc):
+        start = bstart[c]
+        if at != start:
+            for j in range(row_len[c + 1]):
+                bcol[at + j] = bcol[start + j]
+                bw[at + j] = bw[start + j]
+        at += row_len[c + 1]
+    return _prefix_in_place(row_len), _coarse_vwgt(vwgt, mapping, nc)
 
 
 @njit(cache=True, parallel=True)
@@ -159,7 +151,9 @@ def _contract_parallel(indptr, indices, ewgt, vwgt, mapping, nc, chunks):
     row_len = np.zeros(nc + 1, dtype=np.int64)
     for t in prange(chunks):
         slot = np.full(nc, -1, dtype=np.int64)
-        _merge_rows(cbounds[t], cbounds[t + 1], bstart, bcol, bw, slot, row_len)
+        tc = np.empty(RANK_SORT_MAX, dtype=bcol.dtype)
+        tw = np.empty(RANK_SORT_MAX, dtype=bw.dtype)
+        _merge_rows(cbounds[t], cbounds[t + 1], bstart, bcol, bw, slot, row_len, tc, tw)
     cindptr = _prefix_in_place(row_len)
     cindices = np.empty(cindptr[nc], dtype=indices.dtype)
     cewgt = np.empty(cindptr[nc], dtype=ewgt.dtype)
@@ -207,7 +201,10 @@ def _copy_rows(lo, hi, bstart, bcol, bw, cindptr, cindices, cewgt):
 def _coarse_vwgt(vwgt, mapping, nc):
     """Summed vertex weights of the coarse vertices (in fine id order)."""
     cvwgt = np.zeros(nc, dtype=vwgt.dtype)
-    for v in range(mapping.shape[0]):
+    n = mapping.shape[0]
+    for v in range(n):
+        if v + PREFETCH_DISTANCE < n:
+            prefetch(cvwgt, mapping[v + PREFETCH_DISTANCE])
         cvwgt[mapping[v]] += vwgt[v]
     return cvwgt
 
@@ -228,11 +225,17 @@ def _balanced_bounds(offsets, chunks):
 def _bucket_count(lo, hi, indptr, indices, mapping, mapped, count):
     """count[c] += entries of fine vertices lo..hi-1 in coarse vertex c that leave c; also
     mapped[e] = coarse id of entry e's column (the fill pass then reads it sequentially
-    instead of gathering mapping[indices[e]] at random a second time)."""
+    instead of gathering mapping[indices[e]] at random a second time). The random reads of
+    mapping and count are prefetched a few entries / vertices ahead (see prefetch.py)."""
+    last = indptr[hi] - PREFETCH_DISTANCE
     for v in range(lo, hi):
         c = mapping[v]
+        if v + PREFETCH_DISTANCE < hi:
+            prefetch(count, mapping[v + PREFETCH_DISTANCE])
         k = 0
         for e in range(indptr[v], indptr[v + 1]):
+            if e < last:
+                prefetch(mapping, indices[e + PREFETCH_DISTANCE])
             d = mapping[indices[e]]
             mapped[e] = d
             k += d != c
@@ -241,8 +244,16 @@ def _bucket_count(lo, hi, indptr, indices, mapping, mapped, count):
 
 @njit(cache=True, internal=True)
 def _bucket_fill(lo, hi, indptr, mapped, ewgt, mapping, pos, bcol, bw):
-    """Append (coarse neighbour, weight) of every leaving entry to its coarse row at pos[c]."""
+    """Append (coarse neighbour, weight) of every leaving entry to its coarse row at pos[c].
+    Prefetched ahead: pos[c] two distances ahead, then the row's bucket slots one ahead."""
     for v in range(lo, hi):
+        if v + 2 * PREFETCH_DISTANCE < hi:
+            prefetch(pos, mapping[v + 2 * PREFETCH_DISTANCE])
+        if v + PREFETCH_DISTANCE < hi:
+            ahead = pos[mapping[v + PREFETCH_DISTANCE]]
+            if ahead < bcol.shape[0]:
+                prefetch(bcol, ahead)
+                prefetch(bw, ahead)
         c = mapping[v]
         p = pos[c]
         for e in range(indptr[v], indptr[v + 1]):
@@ -255,27 +266,34 @@ def _bucket_fill(lo, hi, indptr, mapped, ewgt, mapping, pos, bcol, bw):
 
 
 @njit(cache=True, internal=True)
-def _merge_rows(lo, hi, bstart, bcol, bw, slot, row_len):
+def _merge_rows(lo, hi, bstart, bcol, bw, slot, row_len, tc, tw):
     """Sort each bucket row lo..hi-1 by column and merge its duplicate columns in place,
     weights summed in bucket order; row_len[c + 1] = its number of distinct columns.
 
-    Short rows: a stable insertion sort, then adjacent duplicates merge (all in cache; the
-    columns of a mesh-like graph in random order would make every slot lookup a cache miss).
+    Short rows: a stable rank or insertion sort (see _rank_sort_row; tc, tw: its scratch of
+    RANK_SORT_MAX entries), then adjacent duplicates merge (all in cache; the columns
+    of a mesh-like graph in random order would make every slot lookup a cache miss).
     Long rows (hubs): slot[d] = position of column d in the row (-1 if absent), then sort.
     """
     for c in range(lo, hi):
         start = bstart[c]
         stop = bstart[c + 1]
         if stop - start <= INSERTION_SORT_MAX:
-            _sort_row(bcol, bw, start, stop)
+            if stop - start <= RANK_SORT_MAX:
+                _rank_sort_row(bcol, bw, start, stop, tc, tw)
+            else:
+                _sort_row(bcol, bw, start, stop)
             top = start
             for i in range(start, stop):
-                if top > start and bcol[top - 1] == bcol[i]:
-                    bw[top - 1] += bw[i]
-                else:
-                    bcol[top] = bcol[i]
-                    bw[top] = bw[i]
-                    top += 1
+                # without branches (whether a column repeats is a coin flip): a new column
+                # goes to top, a repeat adds its weight to the entry before top
+                d, w = bcol[i], bw[i]
+                new = (top == start) | (bcol[top - 1] != d)
+                t = top - 1 + new
+                prev = bw[t]
+                bcol[t] = d
+                bw[t] = w if new else prev + w
+                top += new
             row_len[c + 1] = top - start
             continue
         top = start
@@ -293,78 +311,6 @@ def _merge_rows(lo, hi, bstart, bcol, bw, slot, row_len):
             slot[bcol[j]] = -1
         _sort_row(bcol, bw, start, top)
         row_len[c + 1] = top - start
-
-
-@njit(cache=True, internal=True)
-def _sort_row(cols, wgts, start, stop):
-    """Sort cols[start:stop] ascending, carrying wgts along; stable for short rows (equal
-    columns keep their order), long rows must have distinct columns."""
-    if stop - start <= INSERTION_SORT_MAX:
-        for j in range(start + 1, stop):
-            c, w = cols[j], wgts[j]
-            i = j - 1
-            while i >= start and cols[i] > c:
-                cols[i + 1] = cols[i]
-                wgts[i + 1] = wgts[i]
-                i -= 1
-            cols[i + 1] = c
-            wgts[i + 1] = w
-        return
-    _quicksort_pairs(cols, wgts, start, stop)
-
-
-# Ranges up to this long are finished by insertion sort in _quicksort_pairs.
-_QUICKSORT_CUTOFF = 16
-
-
-@njit(cache=True, internal=True)
-def _quicksort_pairs(cols, wgts, start, stop):
-    """Sort cols[start:stop] (distinct values) ascending, carrying wgts along, in place.
-
-    A quicksort of its own rather than np.argsort: numba's sort templates cost about a second
-    of compile time per dtype on the first run, and sorting the pairs in place needs no
-    permutation and no gathers. Median-of-three pivots; the smaller side is sorted first and
-    the larger one waits on a stack, so the stack holds at most log2(n) ranges.
-    """
-    stack = np.empty(128, dtype=np.int64)
-    top = 0
-    lo, hi = start, stop - 1
-    while True:
-        while hi - lo > _QUICKSORT_CUTOFF:
-            mid = (lo + hi) >> 1
-            a, b, c = cols[lo], cols[mid], cols[hi]
-            pivot = max(min(a, b), min(max(a, b), c))
-            i, j = lo, hi
-            while i <= j:
-                while cols[i] < pivot:
-                    i += 1
-                while cols[j] > pivot:
-                    j -= 1
-                if i <= j:
-                    cols[i], cols[j] = cols[j], cols[i]
-                    wgts[i], wgts[j] = wgts[j], wgts[i]
-                    i += 1
-                    j -= 1
-            if j - lo < hi - i:          # [lo, j] is the smaller side: sort it now
-                stack[top], stack[top + 1] = i, hi
-                hi = j
-            else:
-                stack[top], stack[top + 1] = lo, j
-                lo = i
-            top += 2
-        for k in range(lo + 1, hi + 1):
-            c, w = cols[k], wgts[k]
-            i = k - 1
-            while i >= lo and cols[i] > c:
-                cols[i + 1] = cols[i]
-                wgts[i + 1] = wgts[i]
-                i -= 1
-            cols[i + 1] = c
-            wgts[i + 1] = w
-        if top == 0:
-            return
-        top -= 2
-        lo, hi = stack[top], stack[top + 1]
 
 
 def contract_xp(graph, mapping, n_coarse):

@@ -8,6 +8,7 @@ from typing import Any
 from ..graph import Graph
 from ..matchers import run_matcher
 from .contract import contract, mapping_from_matching
+from .pairs import drop_heavy_pairs_host
 from .twohop import two_hop_pairs
 
 # A level that keeps more than this fraction of its vertices counts as stalled (METIS's
@@ -61,9 +62,12 @@ def match_level(graph, *, matcher, rating, seed, cap, block=None):
     Returns (mate, stats) with stats rounds / matched_fraction / two_hop_fraction.
     """
     result = run_matcher(matcher, graph, rating=rating, seed=seed)
-    mate = drop_heavy_pairs(graph, result.mate, cap)
     n = max(graph.n, 1)
-    matched = int((mate >= 0).sum().item())
+    if graph.backend.is_gpu:
+        mate = drop_heavy_pairs(graph, result.mate, cap)
+        matched = int((mate >= 0).sum().item())
+    else:
+        mate, matched = drop_heavy_pairs_host(graph.vwgt, result.mate, cap)
     stats = {"rounds": int(result.stats.get("rounds", 1)), "matched_fraction": matched / n,
              "two_hop_fraction": 0.0, "matcher_time": result.time}
     if (n - matched) > UNMATCHED_FOR_TWO_HOP * n:

@@ -36,6 +36,10 @@ class Matching:
         if be.is_gpu or mate.shape != (graph.n,):  # (a wrong shape raises here)
             rows = be.row_ids(graph.indptr, graph.indices.shape[0])
             w = graph.ewgt[mate[rows] == graph.indices].sum()
+        elif graph.ewgt.dtype.kind in "iu":  # integer sums are exact in any order: one pass
+            w = np.zeros(1, dtype=graph.ewgt.dtype)
+            _matched_weight_sum(graph.indptr, graph.indices, graph.ewgt, mate, w)
+            w = w[0]
         else:  # the same matched entries in the same order, gathered in one compiled pass
             w = _matched_entry_weights(graph.indptr, graph.indices, graph.ewgt, mate).sum()
         weight = w.item() // 2 if graph.ewgt.dtype.kind in "iu" else w.item() / 2
@@ -70,6 +74,18 @@ def _matched_entry_weights(indptr, indices, ewgt, mate):
                 out[k] = ewgt[e]
                 k += 1
     return out[:k]
+
+
+@njit(cache=True)
+def _matched_weight_sum(indptr, indices, ewgt, mate, total):
+    """Adds the matched entries' weights to total[0] (integer weights: numpy's sum of the
+    gathered entries, wrapping alike, without gathering them into an array)."""
+    for v in range(indptr.shape[0] - 1):
+        if mate[v] < 0:
+            continue
+        for e in range(indptr[v], indptr[v + 1]):
+            if indices[e] == mate[v]:
+                total[0] += ewgt[e]
 
 
 def matching_problems(graph, mate):

@@ -6,6 +6,7 @@ import numpy as np
 from ..backend import get as get_backend
 from ..backend import rng as _rng
 from ..jit import njit
+from ..prefetch import PREFETCH_DISTANCE, prefetch
 from .base import Matching
 from .ratings import edge_ratings, upper_edge_ratings
 from .registry import register
@@ -150,18 +151,27 @@ def _round_stats(counts, left, n, m, tail):
             "greedy_tail_edges": tail}
 
 
-def local_max_rounds_cpu(n, eu, ev, rating, *, seed):
+def local_max_rounds_cpu(n, eu, ev, rating, *, seed, overwrite=False):
     """``local_max_rounds`` as one compiled kernel (host arrays): the same rounds, keys and
     tie-breaks, so the same mate and stats. ``rating`` may be the ratings themselves: the
-    kernel only compares them, and comparing ratings is comparing their dense ranks."""
+    kernel only compares them, and comparing ratings is comparing their dense ranks.
+    ``overwrite``: eu and ev may be used as the kernel's working copies (they are left
+    scrambled) when they already have its index dtype."""
     m = eu.shape[0]
     keys = np.array([_rng.stream_key(seed, STREAM_BASE + r) for r in range(1, GREEDY_TAIL_AFTER + 1)],
                     dtype=np.uint64)
     mate = np.full(n, -1, dtype=np.int64)
     # the rounds stream their edge arrays through memory: 32-bit ids halve the traffic
     ids = np.int32 if max(n, m) < 2**31 else np.int64
-    rounds, counts, left, eu, ev, eid, order = _local_max_kernel(
-        np.asarray(eu, dtype=ids), np.asarray(ev, dtype=ids), order_keys(rating), keys, mate)
+    # the kernel's working arrays come from numpy, not from allocations inside the kernel:
+    # numpy asks the kernel for transparent huge pages on large arrays (>= 4 MiB), numba's
+    # allocator does not, and the rounds' random record updates then miss the TLB far less
+    # (delaunay 2^20, first round's keying pass: 68 ms instead of 125 ms)
+    working = np.asarray if overwrite else np.array   # the rounds compact them in place
+    eu, ev = working(eu, dtype=ids), working(ev, dtype=ids)
+    order = order_keys(rating)          # a new array: compacted in place too
+    scratch = (np.arange(m, dtype=ids), np.zeros(2 * n, dtype=np.uint64), np.zeros(n, dtype=np.uint8))
+    rounds, counts, left, eu, ev, eid, order = _local_max_kernel(eu, ev, order, keys, mate, *scratch)
     counts, left = counts[:rounds], left[:rounds]
     tail = 0
     if eu.shape[0]:  # GREEDY_TAIL_AFTER rounds were not enough: finish greedily (see there)
@@ -203,11 +213,13 @@ def _float_order_keys(values):
 
 
 # The kernel's per-vertex record is two uint64: the best key of the round so far, and
-# (its hash << 32) | state, state = the round + 1 that set it, or _MATCHED. A round touches
-# each endpoint's record a few times, and on large graphs each touch of a random endpoint
-# is a cache miss: one 16-byte record per vertex makes it one miss, and keeps a million
-# vertices' records (with the candidate ids beside them) within a 32 MiB L3 cache.
-_MATCHED = np.uint64(0xFFFFFFFF)
+# (its hash << 32) | state, state = the round + 1 that set it, or _CANDIDATE once an edge of
+# the vertex was a candidate in the round's matching pass. A round touches each endpoint's
+# record a few times, and on large graphs each touch of a random endpoint is a cache miss:
+# one 16-byte record per vertex makes it one miss. Whether a vertex is matched lives in a
+# byte per vertex beside it (a million vertices: 1 MiB, within the L2 cache): most edges
+# the next round drops have a matched endpoint, and testing that then costs no miss.
+_CANDIDATE = np.uint64(0xFFFFFFFF)   # never a round's state: rounds are at most GREEDY_TAIL_AFTER
 _LOW32 = np.uint64(0xFFFFFFFF)
 
 
@@ -227,27 +239,30 @@ def _offer(rec, x, o, hi, stamp):
 
 
 @njit(cache=True)
-def _local_max_kernel(eu, ev, order, round_keys, mate):
+def _local_max_kernel(eu, ev, order, round_keys, mate, eid, rec, matched):
     """Rounds 1..len(round_keys) of local max on the edge list (eu, ev) with uint64 ``order``
     keys of the ratings; fills ``mate``. Returns (rounds run, matched vertices per round,
     edges alive after each round, and the edges still alive: eu, ev, edge id, order).
 
     A round keys every alive edge by (order, hash32(edge id)) compared lexicographically,
     as the whole-array rounds compare (rank << 32) | hash; then keeps the edges whose key
-    is the maximum at both endpoints, resolves equal keys by the smallest edge id per vertex,
-    and matches the winners. The next round's first pass drops the edges of matched
-    vertices while it keys the rest, so a round costs O(alive edges), never O(n).
+    is the maximum at both endpoints (candidates), resolves equal keys by the smallest edge
+    id per vertex, and matches the winners. The next round's first pass drops the edges of
+    matched vertices while it keys the rest, so a round costs O(alive edges), never O(n).
+
+    The edges stay in increasing edge id (compaction keeps their order), so the candidate
+    with the smallest id at a vertex is the first one the matching pass meets there: a
+    candidate wins iff neither endpoint has met a candidate before it in this pass. That is
+    the whole-array rounds' rule (per vertex the smallest candidate id, a winner smallest
+    at both ends) in one pass; two candidates at a vertex need a 32-bit hash collision.
+
+    eu, ev and order are compacted in place. Scratch, from the caller (see there): ``eid``
+    = arange(m) in eu's dtype (ids of the alive edges, compacted alongside), ``rec`` =
+    zeros(2n) uint64 (the vertex records above), ``matched`` = zeros(n) uint8. The matching
+    pass hashes the edge ids again rather than reading them back: a few multiplications
+    per edge cost less than storing and streaming a hash array (12 MiB on delaunay 2^20).
     """
-    n = mate.shape[0]
     m = eu.shape[0]
-    eu, ev, order = eu.copy(), ev.copy(), order.copy()
-    eid = np.arange(m).astype(eu.dtype)
-    h = np.empty(m, dtype=np.uint32)
-    cand = np.empty(m, dtype=np.bool_)
-    rec = np.zeros(2 * n, dtype=np.uint64)
-    # smallest candidate edge id per vertex, as (round + 1) << 32 | id: entries of earlier
-    # rounds are stale, so only candidates' endpoints are written (no reset pass)
-    first = np.zeros(n, dtype=np.uint64)
     max_rounds = round_keys.shape[0]
     counts = np.zeros(max_rounds, dtype=np.int64)
     left = np.zeros(max_rounds, dtype=np.int64)
@@ -258,13 +273,15 @@ def _local_max_kernel(eu, ev, order, round_keys, mate):
         key = round_keys[min(rounds, max_rounds - 1)] if max_rounds else np.uint64(0)
         stamp = np.uint64(rounds + 1)
         kept = 0
+        ahead = alive - PREFETCH_DISTANCE
         for i in range(alive):
+            if i < ahead:   # ev ahead is not yet overwritten: the compaction writes at <= i
+                prefetch(rec, 2 * np.int64(ev[i + PREFETCH_DISTANCE]))
             u, v = eu[i], ev[i]
-            if (rec[2 * u + 1] & _LOW32) == _MATCHED or (rec[2 * v + 1] & _LOW32) == _MATCHED:
+            if matched[u] | matched[v]:
                 continue
             o = order[i]
             hi = _rng.hash32_at(np.int64(eid[i]), key)   # int64 like every caller: one compile
-            h[kept] = hi
             if kept != i:  # nothing moves until an edge is dropped: skip those writes
                 eu[kept], ev[kept], eid[kept], order[kept] = u, v, eid[i], o
             kept += 1
@@ -275,28 +292,26 @@ def _local_max_kernel(eu, ev, order, round_keys, mate):
             left[rounds - 1] = alive
         if alive == 0 or rounds == max_rounds:
             break
-        for i in range(alive):  # candidates: best at both ends; smallest candidate id per vertex
+        won = 0
+        ahead = alive - PREFETCH_DISTANCE
+        for i in range(alive):  # candidates (best at both ends) in edge id order; winners
+            if i < ahead:
+                prefetch(rec, 2 * np.int64(ev[i + PREFETCH_DISTANCE]))
             u, v = eu[i], ev[i]
-            o, hs = order[i], np.uint64(h[i]) << np.uint64(32)
+            o, hs = order[i], np.uint64(_rng.hash32_at(np.int64(eid[i]), key)) << np.uint64(32)
             # u first: the edges are sorted by u, so u's record is at hand, and few edges are
             # u's best; only those read v's record (a cache miss on large graphs)
-            c = o == rec[2 * u] and hs == (rec[2 * u + 1] & ~_LOW32) \
-                and o == rec[2 * v] and hs == (rec[2 * v + 1] & ~_LOW32)
-            cand[i] = c
-            if c:
-                e = (stamp << np.uint64(32)) | np.uint64(eid[i])
-                first[u] = e if first[u] >> np.uint64(32) != stamp else min(first[u], e)
-                first[v] = e if first[v] >> np.uint64(32) != stamp else min(first[v], e)
-        won = 0
-        for i in range(alive):
-            e = (stamp << np.uint64(32)) | np.uint64(eid[i])
-            if cand[i] and first[eu[i]] == e and first[ev[i]] == e:
-                u, v = eu[i], ev[i]
-                mate[u] = v
-                mate[v] = u
-                rec[2 * u + 1] |= _MATCHED
-                rec[2 * v + 1] |= _MATCHED
-                won += 2
+            if o == rec[2 * u] and hs == (rec[2 * u + 1] & ~_LOW32) \
+                    and o == rec[2 * v] and hs == (rec[2 * v + 1] & ~_LOW32):
+                first = (rec[2 * u + 1] & _LOW32) != _CANDIDATE and (rec[2 * v + 1] & _LOW32) != _CANDIDATE
+                rec[2 * u + 1] |= _CANDIDATE   # the state bits only: keys stay comparable
+                rec[2 * v + 1] |= _CANDIDATE
+                if first:
+                    mate[u] = v
+                    mate[v] = u
+                    matched[u] = 1
+                    matched[v] = 1
+                    won += 2
         counts[rounds] = won
         rounds += 1
     return rounds, counts, left, eu[:alive], ev[:alive], eid[:alive], order[:alive]
@@ -332,7 +347,7 @@ def local_max(graph, *, rating="weight", seed=0, backend=None):
     if CPU_KERNEL and not be.is_gpu:
         eu, ev, ratings = upper_edge_ratings(graph, rating)
         _check_edge_count(ratings)
-        mate, stats = local_max_rounds_cpu(graph.n, eu, ev, ratings, seed=seed)
+        mate, stats = local_max_rounds_cpu(graph.n, eu, ev, ratings, seed=seed, overwrite=True)
     else:
         eu, ev, entry = undirected_edges(graph, be)
         ratings = edge_ratings(graph, rating)[entry]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..jit import njit
+from ..prefetch import PREFETCH_DISTANCE, prefetch
 
 RATINGS = ("weight", "expansion_star", "expansion_star2", "inner_outer")
 
@@ -52,23 +53,28 @@ def upper_edge_ratings(graph, rating="weight"):
         upper = xp.flatnonzero(rows < graph.indices)
         return (rows[upper].astype(graph.indices.dtype), graph.indices[upper],
                 edge_ratings(graph, rating)[upper])
-    return _upper_ratings_kernel(graph.indptr, graph.indices, graph.ewgt, graph.vwgt,
-                                 RATINGS.index(rating))
+    # a valid graph (symmetric, no self-loops) has exactly nnz / 2 upper entries: the outputs
+    # are allocated by numpy (huge pages for the matcher's passes over them) without a
+    # counting pass; a graph built without checks that breaks this is done again at its size
+    args = (graph.indptr, graph.indices, graph.ewgt, graph.vwgt, RATINGS.index(rating))
+    size = graph.indices.shape[0] // 2
+    while True:
+        out = (np.empty(size, dtype=graph.indices.dtype), np.empty(size, dtype=graph.indices.dtype),
+               np.empty(size, dtype=np.float64))
+        count = _upper_ratings_kernel(*args, *out)
+        if count == size:
+            return out
+        size = count
 
 
 @njit(cache=True)
-def _upper_ratings_kernel(indptr, indices, ewgt, vwgt, code):
+def _upper_ratings_kernel(indptr, indices, ewgt, vwgt, code, eu, ev, r):
     # the same float64 operations in the same order as edge_ratings, so results are equal;
-    # ``code`` is the rating's position in RATINGS
+    # ``code`` is the rating's position in RATINGS. Fills eu, ev, r up to their length and
+    # returns the number of upper entries.
     n = indptr.shape[0] - 1
-    count = 0
-    for u in range(n):
-        for e in range(indptr[u], indptr[u + 1]):
-            count += indices[e] > u
-    eu = np.empty(count, dtype=indices.dtype)
-    ev = np.empty(count, dtype=indices.dtype)
-    r = np.empty(count, dtype=np.float64)
-    out = np.zeros(n, dtype=np.float64)
+    size = eu.shape[0]
+    out = np.zeros(n if code == 3 else 0, dtype=np.float64)   # only inner_outer uses it
     if code == 3:  # weighted degrees as segment_sum computes them: differences of a prefix sum
         prefix = 0.0
         for u in range(n):
@@ -77,9 +83,15 @@ def _upper_ratings_kernel(indptr, indices, ewgt, vwgt, code):
                 prefix += np.float64(ewgt[e])
             out[u] = prefix - start
     k = 0
+    last = indptr[n] - PREFETCH_DISTANCE
     for u in range(n):
         cu = max(np.float64(vwgt[u]), 1.0)
         for e in range(indptr[u], indptr[u + 1]):
+            if e < last:   # the ratings read the neighbour's weight or degree
+                if code == 3:
+                    prefetch(out, indices[e + PREFETCH_DISTANCE])
+                elif code != 0:
+                    prefetch(vwgt, indices[e + PREFETCH_DISTANCE])
             v = indices[e]
             if v <= u:
                 continue
@@ -92,9 +104,10 @@ def _upper_ratings_kernel(indptr, indices, ewgt, vwgt, code):
             else:
                 cc = cu * max(np.float64(vwgt[v]), 1.0)
                 x = w / cc if code == 1 else w * w / cc
-            eu[k], ev[k], r[k] = u, v, x
+            if k < size:
+                eu[k], ev[k], r[k] = u, v, x
             k += 1
-    return eu, ev, r
+    return k
 
 
 def edge_priority(graph, rating="weight", ratings=None):
