@@ -18,7 +18,32 @@ def partition_bytes(parts):
     p = np.asarray(parts.get() if hasattr(parts, "get") and not isinstance(parts, np.ndarray) else parts)
     if p.ndim != 1 or (p.size and p.dtype.kind not in "iu"):
         raise ValueError("parts must be a 1-d integer array of block ids")
-    return bytes(format_int_lines(p.astype(np.int64), np.ones(p.shape[0], dtype=np.int64)))
+    p = p.astype(np.int64)
+    if p.size and p.min() < 0:
+        return bytes(format_int_lines(p, np.ones(p.shape[0], dtype=np.int64)))
+    return _block_id_lines(p)
+
+
+def _block_id_lines(p):
+    """One non-negative id per line, in whole-array numpy steps (one per digit: block ids have
+    a few): no compiled kernel, so the first run after installing does not compile one (half
+    a second) just to write its partition."""
+    if p.size == 0:
+        return b""
+    digits = np.ones(p.shape[0], dtype=np.int64)
+    rest = p // 10
+    while rest.any():
+        digits += rest > 0
+        rest //= 10
+    ends = np.cumsum(digits + 1)                       # one past each line's newline
+    buf = np.full(int(ends[-1]), ord("\n"), dtype=np.uint8)
+    last = ends - 2                                    # each line's last digit
+    value = p.copy()
+    for j in range(int(digits.max())):
+        more = digits > j
+        buf[last[more] - j] = ord("0") + value[more] % 10
+        value //= 10
+    return buf.tobytes()
 
 
 def read_partition(path, n=None):
