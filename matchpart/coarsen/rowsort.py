@@ -45,17 +45,23 @@ def _sort_row(cols, wgts, start, stop):
     """Sort cols[start:stop] ascending, carrying wgts along; stable for short rows (equal
     columns keep their order), long rows must have distinct columns."""
     if stop - start <= INSERTION_SORT_MAX:
-        for j in range(start + 1, stop):
-            c, w = cols[j], wgts[j]
-            i = j - 1
-            while i >= start and cols[i] > c:
-                cols[i + 1] = cols[i]
-                wgts[i + 1] = wgts[i]
-                i -= 1
-            cols[i + 1] = c
-            wgts[i + 1] = w
+        _insertion_sort_pairs(cols, wgts, start, stop)
         return
     _quicksort_pairs(cols, wgts, start, stop)
+
+
+@njit(cache=True, internal=True)
+def _insertion_sort_pairs(cols, wgts, start, stop):
+    """Stable insertion sort of cols[start:stop] ascending, carrying wgts along (short ranges)."""
+    for j in range(start + 1, stop):
+        c, w = cols[j], wgts[j]
+        i = j - 1
+        while i >= start and cols[i] > c:
+            cols[i + 1] = cols[i]
+            wgts[i + 1] = wgts[i]
+            i -= 1
+        cols[i + 1] = c
+        wgts[i + 1] = w
 
 
 # Ranges up to this long are finished by insertion sort in _quicksort_pairs.
@@ -97,15 +103,7 @@ def _quicksort_pairs(cols, wgts, start, stop):
                 stack[top], stack[top + 1] = lo, j
                 lo = i
             top += 2
-        for k in range(lo + 1, hi + 1):
-            c, w = cols[k], wgts[k]
-            i = k - 1
-            while i >= lo and cols[i] > c:
-                cols[i + 1] = cols[i]
-                wgts[i + 1] = wgts[i]
-                i -= 1
-            cols[i + 1] = c
-            wgts[i + 1] = w
+        _insertion_sort_pairs(cols, wgts, lo, hi + 1)
         if top == 0:
             return
         top -= 2
