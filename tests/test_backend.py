@@ -153,3 +153,13 @@ def test_ranges_lists_every_position_with_its_range(spans):
     pos, seg = be.ranges(start, length)
     want = [(s + j, i) for i, (s, n) in enumerate(spans) for j in range(n)]
     assert list(zip(pos.tolist(), seg.tolist())) == want
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(min_value=0, max_value=2**62), st.integers(min_value=0, max_value=2**40),
+       st.integers(min_value=0, max_value=80))
+def test_stream_keys_equal_stream_key_one_by_one(seed, first, count):
+    from matchpart.backend.rng import stream_key, stream_keys
+    keys = stream_keys(seed, first, count)
+    assert keys.dtype == np.uint64
+    assert keys.tolist() == [stream_key(seed, first + i) for i in range(count)]

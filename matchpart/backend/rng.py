@@ -42,6 +42,15 @@ def stream_key(seed, stream):
     return _mix64_int((_mix64_int((int(seed) + 1) * _GOLDEN & _M64) + (int(stream) + 1) * _STREAM) & _M64)
 
 
+def stream_keys(seed, first, count):
+    """numpy uint64 array of stream_key(seed, first + i) for i < count, in whole-array steps
+    (a matcher asks for one key per round on every level: ~50 Python-int mixes each time)."""
+    inner = np.uint64(_mix64_int((int(seed) + 1) * _GOLDEN & _M64))
+    streams = np.arange(int(first) + 1, int(first) + 1 + int(count), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        return _mix64(np, inner + streams * np.uint64(_STREAM))
+
+
 def hash64(xp, seed, stream, counter):
     """uint64 hash of (seed, stream, counter) elementwise; ``counter`` is an integer array."""
     u = xp.uint64

@@ -158,8 +158,7 @@ def local_max_rounds_cpu(n, eu, ev, rating, *, seed, overwrite=False):
     ``overwrite``: eu and ev may be used as the kernel's working copies (they are left
     scrambled) when they already have its index dtype."""
     m = eu.shape[0]
-    keys = np.array([_rng.stream_key(seed, STREAM_BASE + r) for r in range(1, GREEDY_TAIL_AFTER + 1)],
-                    dtype=np.uint64)
+    keys = _rng.stream_keys(seed, STREAM_BASE + 1, GREEDY_TAIL_AFTER)
     mate = np.full(n, -1, dtype=np.int64)
     # the rounds stream their edge arrays through memory: 32-bit ids halve the traffic
     ids = np.int32 if max(n, m) < 2**31 else np.int64
