@@ -47,3 +47,19 @@ def test_summary_with_target_weights():
     report = metrics.summary(g, parts, 2, target_weights=[2 / 3, 1 / 3])
     assert report["feasible"] and report["max_block_weight"] == [4, 2] and report["imbalance"] == 0
     assert not metrics.summary(g, parts, 2)["feasible"]  # 4 > 1.03 * 3
+
+
+@pytest.mark.parametrize("weighted", ["int", "float"])
+@pytest.mark.parametrize("seed", range(4))
+def test_edge_cut_equals_networkx_cut_size(weighted, seed):
+    rng = np.random.default_rng(seed)
+    G = nx.gnm_random_graph(60, 200, seed=seed)
+    for u, v in G.edges:
+        G.edges[u, v]["weight"] = int(rng.integers(1, 9)) if weighted == "int" else float(rng.random())
+    parts = rng.integers(0, 5, 60)
+    from matchpart.io import as_graph
+    g = as_graph(G)
+    cut = metrics.edge_cut(g, parts)
+    ref = sum(d["weight"] for u, v, d in G.edges(data=True) if parts[u] != parts[v])
+    assert isinstance(cut, int if weighted == "int" else float)
+    assert cut == ref if weighted == "int" else cut == pytest.approx(ref, rel=1e-12)
