@@ -89,12 +89,19 @@ def edge_cut(graph, parts):
     else:
         # one pass without the O(m) row-id and mask arrays of the whole-array form (a
         # millisecond of a 25 ms partition of 4elt); sums in the weights' dtype as .sum() does
-        cut = _cut_twice(graph.indptr, graph.indices, graph.ewgt, parts) if graph.indices.shape[0] else 0
+        cut = rows_cut_weight(graph.indptr, graph.indices, graph.ewgt, parts)
     return cut // 2 if graph.ewgt.dtype.kind in "iu" else cut / 2
 
 
+def rows_cut_weight(indptr, indices, ewgt, parts):
+    """Host CSR rows: the weight of their entries whose two ends are in different blocks
+    (twice the cut for a whole graph), in the weights' type (a Python int or float).
+    ``parts`` covers every column id (a distributed rank passes its own and ghost blocks)."""
+    return _rows_cut_weight(indptr, indices, ewgt, parts) if indices.shape[0] else 0
+
+
 @njit(cache=True)
-def _cut_twice(indptr, indices, ewgt, parts):
+def _rows_cut_weight(indptr, indices, ewgt, parts):
     total = ewgt[0] * 0          # the weights' dtype (callers pass m > 0)
     for v in range(indptr.shape[0] - 1):
         pv = parts[v]

@@ -11,9 +11,9 @@ rank shedding its share of every block's excess.
 from __future__ import annotations
 
 import numpy as np
-from ..jit import njit
 
 from ..backend.rng import stream_key
+from ..metrics import rows_cut_weight
 from ..refine.destinations import _best_destinations_nb
 from ..refine.jet import NEGATIVE_GAIN_FACTOR, patience_step
 
@@ -47,22 +47,13 @@ def block_weights(g, parts, k):
 
 def edge_cut(g, parts_ext):
     """Global edge cut from the blocks of own vertices and ghosts."""
-    local = _local_cut_nb(g.indptr, g.adj, g.ewgt, parts_ext)
+    # one pass over the rows (Jet computes the cut every round: the numpy expression made
+    # five temporaries of the entries' size and cost a fifth of the refinement)
+    local = rows_cut_weight(g.indptr, g.adj, g.ewgt, parts_ext)
     total = g.comm.allreduce(np.array([local], dtype=np.float64))[0]
     return int(total) // 2 if g.ewgt.dtype.kind in "iu" else total / 2
 
 
-@njit(cache=True)
-def _local_cut_nb(indptr, adj, ewgt, ext):
-    # one pass over the rows (Jet computes the cut every round: the numpy expression made
-    # five temporaries of the entries' size and cost a fifth of the refinement)
-    total = 0.0
-    for v in range(indptr.shape[0] - 1):
-        pv = ext[v]
-        for e in range(indptr[v], indptr[v + 1]):
-            if ext[adj[e]] != pv:
-                total += ewgt[e]
-    return total
 
 
 def _destinations(g, parts_ext, k, active, allowed, seed, stream):
