@@ -176,7 +176,8 @@ def partition(source, k, *, eps=0.03, seed=0, rating="expansion_star2", preset="
         for depth in range(len(hierarchy) - 2, -1, -1):
             fine, cid = hierarchy[depth]
             parts = project(hierarchy[depth + 1][0], cid, parts)
-            parts = refine.jet(fine, parts, k, lmax, seed=seed + depth, patience=pre.jet_patience)
+            parts = refine.jet(fine, parts, k, lmax, seed=seed + depth, patience=pre.jet_patience,
+                               negative_gain_factor=pre.jet_negative_gain)
             if use_fm:
                 parts = local_fm(fine, parts, k, lmax, seed=seed + depth, passes=pre.fm_passes,
                                  localized=pre.fm_localized)

@@ -61,12 +61,13 @@ def _destinations(g, parts_ext, k, active, allowed, seed, stream):
                                  np.uint64(stream_key(seed, stream)))
 
 
-def jet(g, parts, k, lmax, *, seed=0, patience=PATIENCE, max_rounds=MAX_ROUNDS):
+def jet(g, parts, k, lmax, *, seed=0, patience=PATIENCE, max_rounds=MAX_ROUNDS,
+        negative_gain_factor=NEGATIVE_GAIN_FACTOR):
     """Refine ``parts`` (blocks of own vertices); returns the best balanced partition seen
     (or the least overloaded one when balance was never reached)."""
     c = g.comm
     nl = g.n_local
-    cfac = NEGATIVE_GAIN_FACTOR
+    cfac = negative_gain_factor
     parts = np.asarray(parts, dtype=np.int64).copy()
     everywhere = np.ones(k, dtype=np.bool_)
     locked = np.zeros(nl, dtype=np.bool_)
