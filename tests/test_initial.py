@@ -234,13 +234,13 @@ def test_heavy_vertices_balanced_by_packing():
 def test_compiled_contraction_equals_sparse_product(g, data):
     """The bisection hierarchy's compiled contraction == P^T A P by SciPy (diagonal dropped)."""
     import scipy.sparse as sp
-    from matchpart.initial import _contract
+    from matchpart.bisection import contract
     from matchpart.refine.fm import host_arrays
     nc = data.draw(st.integers(1, g.n))
     cmap = np.array(data.draw(st.lists(st.integers(0, nc - 1), min_size=g.n, max_size=g.n)), dtype=np.int64)
     cmap[:nc] = np.arange(nc)[: min(nc, g.n)]  # every coarse id used
     arrays = host_arrays(g)
-    indptr, indices, ewgt, vwgt = _contract(arrays, cmap, nc)
+    indptr, indices, ewgt, vwgt = contract(*arrays, cmap, nc)
     A = sp.csr_matrix((arrays[2], arrays[1], arrays[0]), shape=(g.n, g.n))
     P = sp.csr_matrix((np.ones(g.n), (np.arange(g.n), cmap)), shape=(g.n, nc))
     C = (P.T @ A @ P).tolil()

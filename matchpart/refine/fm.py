@@ -1,7 +1,8 @@
 """FM refinement on the CPU (compiled): k-way FM, 2-way FM for bisection, pairwise FM, least-loss rebalancing.
 
 The entry points of the FM family; the passes live in kway_fm.py (k > 2, with the gain
-cache of gain_cache.py) and fm2.py (two blocks), the least-loss rebalancer in rebalance.py.
+cache of gain_cache.py) and fm2.py (two blocks), the least-loss rebalancer in least_loss.py,
+the pairwise rounds in pairwise.py.
 """
 from __future__ import annotations
 
@@ -11,39 +12,17 @@ from ..errors import MatchpartError
 from ..io import as_graph
 from ..jit import njit
 from . import gain_cache as gc
-from .boundary import on_boundary
-from .fm2 import fm2_pass
+from .boundary import shuffled_boundary
+from .fm2 import MIN_PASS_IMPROVEMENT, fm2_passes
 from .kway_fm import (LOCAL_STALL_MOVES, STALL_MOVES_FRACTION, STALL_MOVES_MIN, default_stall,
                       fm_pass, localized_round)
-from .least_loss import serial_rebalance
+from .least_loss import rebalance_if_over, serial_rebalance
+from .pairwise import pairwise_nb
 from .state import host_arrays, host_block_weights, host_cut, host_overload
 
 __all__ = ["kway_fm", "fm_bisection", "pairwise_fm", "rebalance", "refine_arrays", "host_arrays",
-           "induced_subgraph", "pairwise_arrays", "default_stall", "STALL_MOVES_MIN", "STALL_MOVES_FRACTION",
+           "pairwise_arrays", "default_stall", "STALL_MOVES_MIN", "STALL_MOVES_FRACTION",
            "LOCAL_STALL_MOVES"]
-
-# Stop early when a whole pass improved the cut by less than this fraction: further passes
-# on the same local optimum only repeat the same moves.
-MIN_PASS_IMPROVEMENT = 1e-4
-# Pairwise FM visits at most this many block pairs per block and round, those with the
-# heaviest cut between them: on meshes a block has ~3-6 neighbours, so all pairs are kept,
-# while on expanders and power-law graphs every pair is adjacent (k^2 / 2 pairs: 496 FM
-# runs per round for k = 32, most of the initial partitioning time) and the light pairs
-# have little cut to win back.
-PAIRWISE_PAIRS_PER_BLOCK = 3
-
-
-@njit(cache=True, internal=True)
-def _shuffled_boundary(indptr, indices, parts):
-    """The vertices with a neighbour in another block, in a random order (numba's generator)."""
-    n = indptr.shape[0] - 1
-    found = np.empty(n, dtype=np.int64)
-    nb = 0
-    for v in range(n):
-        if on_boundary(v, indptr, indices, parts):
-            found[nb] = v
-            nb += 1
-    return found[np.random.permutation(nb)]
 
 
 @njit(cache=True, internal=True)
@@ -54,32 +33,24 @@ def _fm(indptr, indices, ewgt, vwgt, parts, bw, maxw, passes, seed, stall, min_g
     Each pass queues the boundary vertices (every vertex for a 2-way pass with
     boundary_only=False) in a random order (it decides ties between equal gains), drawn here
     from numba's generator seeded with ``seed``: one compiled call, no per-pass arrays from
-    Python. The boundary is found by one scan in vertex order (a scan in random order costs a
-    cache miss per row on large graphs) and then shuffled. A k-way pass (k > 2) is a global pass followed, when local_stall > 0, by a
-    round of localized multi-try searches; a 2-way pass is the two-queue pass.
+    Python. A k-way pass (k > 2) is a global pass followed, when local_stall > 0, by a round
+    of localized multi-try searches; two blocks get fm2's passes.
     """
-    n = indptr.shape[0] - 1
     np.random.seed(seed)
     cut = host_cut(indptr, indices, ewgt, parts)
+    if bw.shape[0] == 2:
+        return fm2_passes(indptr, indices, ewgt, vwgt, parts, bw, maxw, passes, stall, min_gain, boundary_only, cut)
     moves = 0
     done = 0
     for p in range(passes):
         before_cut = cut
         before_over = host_overload(bw, maxw)
-        if bw.shape[0] == 2 and not boundary_only:
-            order = np.random.permutation(n)
-        else:
-            order = _shuffled_boundary(indptr, indices, parts)
-        if bw.shape[0] == 2:
-            cut, kept = fm2_pass(indptr, indices, ewgt, vwgt, parts, bw, maxw, order, stall, cut,
-                                 boundary_only)
-        else:
-            cut, kept = fm_pass(indptr, indices, ewgt, vwgt, parts, bw, maxw, order, stall, cut, cache)
-            if local_stall > 0:
-                cut, kept_local = localized_round(indptr, indices, ewgt, vwgt, parts, bw, maxw,
-                                                  _shuffled_boundary(indptr, indices, parts), local_stall,
-                                                  cut, cache)
-                kept += kept_local
+        cut, kept = fm_pass(indptr, indices, ewgt, vwgt, parts, bw, maxw, shuffled_boundary(indptr, indices, parts),
+                            stall, cut, cache)
+        if local_stall > 0:
+            cut, kept_local = localized_round(indptr, indices, ewgt, vwgt, parts, bw, maxw,
+                                              shuffled_boundary(indptr, indices, parts), local_stall, cut, cache)
+            kept += kept_local
         moves += kept
         done += 1
         if kept == 0:
@@ -111,16 +82,12 @@ def refine_nb(indptr, indices, ewgt, vwgt, parts, maxw, passes, seed, stall, reb
     unbuilt again on return, so a caller may reuse it for the next call on the same graph.
     Returns (initial cut, cut, moves, passes done, rebalance moves, overload).
     """
-    n = indptr.shape[0] - 1
     bw = host_block_weights(parts, vwgt, maxw.shape[0])
     initial_cut = host_cut(indptr, indices, ewgt, parts)
-    rb_moves = 0
-    if rebalance and host_overload(bw, maxw) > 0:
-        np.random.seed(seed ^ 0x5EED)
-        rb_moves = serial_rebalance(indptr, indices, ewgt, vwgt, parts, bw, maxw, np.random.permutation(n), cache)
+    rb_moves = rebalance_if_over(indptr, indices, ewgt, vwgt, parts, bw, maxw, seed, cache) if rebalance else 0
     cut, moves, done = _fm(indptr, indices, ewgt, vwgt, parts, bw, maxw, passes, seed, stall,
                            MIN_PASS_IMPROVEMENT, boundary_only, local_stall, cache)
-    cache[3][:] = -1
+    gc.reset(cache)
     return initial_cut, cut, moves, done, rb_moves, host_overload(bw, maxw)
 
 
@@ -136,7 +103,7 @@ def refine_arrays(arrays, parts, maxw, *, seed=0, passes=4, stall=None, rebalanc
     indptr, indices, ewgt, vwgt = arrays
     n = indptr.shape[0] - 1
     cache = gc.new_cache(n, indices.shape[0], maxw.shape[0])   # shared by the rebalancer and every pass
-    stall = default_stall(n) if stall is None else int(stall)
+    stall = default_stall(n, STALL_MOVES_MIN) if stall is None else int(stall)
     initial_cut, cut, moves, done, rb_moves, over = refine_nb(
         indptr, indices, ewgt, vwgt, parts, maxw, int(passes), int(seed) % 2**31, stall, bool(rebalance),
         bool(boundary_only), LOCAL_STALL_MOVES if localized else 0, cache)
@@ -144,65 +111,10 @@ def refine_arrays(arrays, parts, maxw, *, seed=0, passes=4, stall=None, rebalanc
             "rebalance_moves": int(rb_moves), "overload": float(over)}
 
 
-def induced_subgraph(arrays, verts):
-    """Host arrays of the subgraph induced by `verts` (vertex i of it is verts[i]); rows stay sorted if verts is."""
-    indptr, indices, ewgt, vwgt = arrays
-    n = indptr.shape[0] - 1
-    local = np.full(n, -1, dtype=np.int64)
-    local[verts] = np.arange(verts.shape[0])
-    starts = indptr[verts]
-    lens = indptr[verts + 1] - starts
-    total = int(lens.sum())
-    first = np.cumsum(lens) - lens
-    entries = np.repeat(starts - first, lens) + np.arange(total)
-    nbr = local[indices[entries]]
-    keep = nbr >= 0
-    rows = np.repeat(np.arange(verts.shape[0]), lens)[keep]
-    sub_indptr = np.zeros(verts.shape[0] + 1, dtype=np.int64)
-    np.cumsum(np.bincount(rows, minlength=verts.shape[0]), out=sub_indptr[1:])
-    return sub_indptr, nbr[keep], ewgt[entries[keep]], vwgt[verts]
-
-
 def pairwise_arrays(arrays, parts, maxw, *, seed=0, rounds=2, passes=4):
-    """2-way FM on every pair of adjacent blocks, in place; returns the total cut reduction.
-
-    Moving a vertex between blocks A and B leaves its edges to other blocks cut, so FM on the
-    subgraph induced by A and B (bounds maxw[A], maxw[B]) changes the global cut by exactly
-    its own cut change. The 2-way pass can swap vertices when both blocks are full, which the
-    k-way pass cannot: this is what refines tightly packed partitions of heavy vertices.
-    Up to `rounds` rounds over the pairs (in random order; the PAIRWISE_PAIRS_PER_BLOCK * k
-    pairs with the heaviest cut between them), stopping when a round gains nothing.
-    """
-    indptr, indices = arrays[0], arrays[1]
-    n = indptr.shape[0] - 1
-    k = maxw.shape[0]
-    rng = np.random.default_rng(seed)
-    rows = np.repeat(np.arange(n), np.diff(indptr))
-    total = 0.0
-    for _ in range(rounds):  # Python loops over rounds and block pairs, never over vertices
-        a, b = parts[rows], parts[indices]
-        cross = a < b
-        pairs, which = np.unique(a[cross] * k + b[cross], return_inverse=True)
-        if pairs.shape[0] > PAIRWISE_PAIRS_PER_BLOCK * k:
-            pair_cut = np.bincount(which, weights=arrays[2][cross], minlength=pairs.shape[0])
-            pairs = pairs[np.argsort(-pair_cut, kind="stable")[:PAIRWISE_PAIRS_PER_BLOCK * k]]
-        by_block = np.argsort(parts, kind="stable")
-        bounds = np.searchsorted(parts[by_block], np.arange(k + 1))
-        members = [by_block[bounds[i]:bounds[i + 1]] for i in range(k)]
-        gained = 0.0
-        for key in pairs[rng.permutation(pairs.shape[0])]:
-            A, B = divmod(int(key), k)
-            verts = np.sort(np.concatenate((members[A], members[B])))
-            side = (parts[verts] == B).astype(np.int64)
-            stats = refine_arrays(induced_subgraph(arrays, verts), side, maxw[[A, B]],
-                                  seed=int(rng.integers(2**31)), passes=passes)
-            gained += stats["initial_cut"] - stats["cut"]
-            members[A], members[B] = verts[side == 0], verts[side == 1]
-            parts[verts] = np.where(side == 1, B, A)
-        total += gained
-        if gained <= 0:
-            break
-    return total
+    """2-way FM on the heaviest pairs of adjacent blocks (refine/pairwise.py), in place;
+    returns the total cut reduction. Up to `rounds` rounds, stopping when one gains nothing."""
+    return pairwise_nb(*arrays, parts, maxw, int(seed) % 2**31, int(rounds), int(passes))
 
 
 def pairwise_fm(graph, parts, k, max_block_weight, *, seed=0, rounds=2, passes=4):

@@ -9,8 +9,15 @@ from __future__ import annotations
 import numpy as np
 
 from ..jit import njit
+from . import gain_cache as gc
+from .boundary import shuffled_boundary
 from .heap import heap_pop, heap_remove, heap_set
-from .state import better_state, host_overload
+from .least_loss import rebalance_if_over
+from .state import better_state, host_block_weights, host_cut, host_overload
+
+# Stop early when a whole pass improved the cut by less than this fraction: further passes
+# on the same local optimum only repeat the same moves. (The k-way passes use it too.)
+MIN_PASS_IMPROVEMENT = 1e-4
 
 
 @njit(cache=True, internal=True)
@@ -114,3 +121,45 @@ def fm2_pass(indptr, indices, ewgt, vwgt, parts, bw, maxw, order, stall, cut, bo
         bw[t] -= vwgt[v]
         bw[1 - t] += vwgt[v]
     return best_cut, best_len
+
+
+@njit(cache=True, internal=True)
+def fm2_passes(indptr, indices, ewgt, vwgt, parts, bw, maxw, passes, stall, min_gain, boundary_only, cut):
+    """Up to ``passes`` 2-way passes from a partition of cut ``cut``, in place; returns (cut,
+    moves kept, passes done). Each pass queues the boundary (every vertex with
+    boundary_only=False) in a random order from numba's generator, which the caller seeds.
+    Stops after a pass that kept no move, or that neither reduced the overload nor the cut by
+    more than ``min_gain`` of it (further passes would repeat the same local optimum).
+    """
+    n = indptr.shape[0] - 1
+    moves = 0
+    done = 0
+    for p in range(passes):
+        before_cut = cut
+        before_over = host_overload(bw, maxw)
+        order = shuffled_boundary(indptr, indices, parts) if boundary_only else np.random.permutation(n)
+        cut, kept = fm2_pass(indptr, indices, ewgt, vwgt, parts, bw, maxw, order, stall, cut, boundary_only)
+        moves += kept
+        done += 1
+        if kept == 0:
+            break
+        if host_overload(bw, maxw) >= before_over and before_cut - cut <= min_gain * max(before_cut, 1.0):
+            break
+    return cut, moves, done
+
+
+@njit(cache=True, internal=True)
+def refine2(indptr, indices, ewgt, vwgt, side, maxw, passes, seed, stall, boundary_only, cache):
+    """fm.refine_nb for two blocks, without its k-way code (for kernels that refine many
+    bisections): rebalance if a side is over its bound, then up to ``passes`` 2-way passes on
+    ``side`` in place. ``cache``: an unbuilt 2-block gain cache for the rebalancer, left
+    unbuilt. Returns (initial cut, cut, overload)."""
+    bw = host_block_weights(side, vwgt, 2)
+    initial_cut = host_cut(indptr, indices, ewgt, side)
+    moved = rebalance_if_over(indptr, indices, ewgt, vwgt, side, bw, maxw, seed, cache)
+    np.random.seed(seed)
+    cut = initial_cut if moved == 0 else host_cut(indptr, indices, ewgt, side)
+    cut, _, _ = fm2_passes(indptr, indices, ewgt, vwgt, side, bw, maxw, passes, stall, MIN_PASS_IMPROVEMENT,
+                           boundary_only, cut)
+    gc.reset(cache)
+    return initial_cut, cut, host_overload(bw, maxw)

@@ -33,6 +33,14 @@ def new_cache(n, m, k):
 
 
 @njit(cache=True, internal=True)
+def reset(cache):
+    """Mark every entry unbuilt again (so the cache can serve another call on the same graph)."""
+    nb = cache[3]
+    for v in range(nb.shape[0]):
+        nb[v] = -1
+
+
+@njit(cache=True, internal=True)
 def build(v, indptr, indices, ewgt, parts, block, conn, count, nb, scratch):
     """Fill v's entries from its row (O(deg v)) unless they are built already."""
     if nb[v] >= 0:

@@ -28,7 +28,8 @@ STALL_MOVES_FRACTION = 0.01
 LOCAL_STALL_MOVES = 40
 
 
-def default_stall(n, minimum=STALL_MOVES_MIN):
+@njit(cache=True)
+def default_stall(n, minimum):
     """Moves without improvement after which a pass stops (see STALL_MOVES_*)."""
     return max(minimum, int(STALL_MOVES_FRACTION * n))
 

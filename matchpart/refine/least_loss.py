@@ -11,6 +11,7 @@ import numpy as np
 from ..jit import njit
 from . import gain_cache as gc
 from .heap import heap_pop, heap_remove, heap_set, new_heap
+from .state import host_overload
 
 
 @njit(cache=True, internal=True)
@@ -79,3 +80,14 @@ def serial_rebalance(indptr, indices, ewgt, vwgt, parts, bw, maxw, order, cache)
             else:
                 heap_remove(keys, verts, pos, size, u)
     return moved
+
+
+@njit(cache=True, internal=True)
+def rebalance_if_over(indptr, indices, ewgt, vwgt, parts, bw, maxw, seed, cache):
+    """serial_rebalance in a random order drawn from ``seed`` when a block is over its bound
+    (the refiners' first step); returns the vertices moved."""
+    if host_overload(bw, maxw) <= 0:
+        return 0
+    np.random.seed(seed ^ 0x5EED)
+    order = np.random.permutation(indptr.shape[0] - 1)
+    return serial_rebalance(indptr, indices, ewgt, vwgt, parts, bw, maxw, order, cache)

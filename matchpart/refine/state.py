@@ -159,3 +159,36 @@ def host_cut(indptr, indices, ewgt, parts):
 def better_state(over, cut, best_over, best_cut):
     """The refiners' order of states: less overload first, then a lower cut (balance beats cut)."""
     return over < best_over or (over == best_over and cut < best_cut)
+
+
+@njit(cache=True)
+def host_induced(indptr, indices, ewgt, vwgt, verts, local):
+    """Host arrays of the subgraph induced by `verts` (vertex i of it is verts[i]; rows stay
+    sorted if verts is). ``local``: -1 for every vertex, and again on return."""
+    ns = verts.shape[0]
+    for i in range(ns):
+        local[verts[i]] = i
+    m = 0
+    for i in range(ns):
+        v = verts[i]
+        for e in range(indptr[v], indptr[v + 1]):
+            if local[indices[e]] >= 0:
+                m += 1
+    sindptr = np.zeros(ns + 1, dtype=np.int64)
+    sindices = np.empty(m, dtype=np.int64)
+    sewgt = np.empty(m, dtype=np.float64)
+    svwgt = np.empty(ns, dtype=np.float64)
+    at = 0
+    for i in range(ns):
+        v = verts[i]
+        svwgt[i] = vwgt[v]
+        for e in range(indptr[v], indptr[v + 1]):
+            u = local[indices[e]]
+            if u >= 0:
+                sindices[at] = u
+                sewgt[at] = ewgt[e]
+                at += 1
+        sindptr[i + 1] = at
+    for i in range(ns):
+        local[verts[i]] = -1
+    return sindptr, sindices, sewgt, svwgt

@@ -1,0 +1,302 @@
+"""Recursive bisection of the coarsest graph as one compiled call (initial partitioning's core).
+
+Each bisection is the best, by (overload, cut), of greedy graph growings (GGGP) refined by
+2-way FM: grown on the subgraph itself when it is small, and on the coarsest level of a few
+independent heavy-edge-matching hierarchies, refined by 2-way FM on every level back up.
+The k - 1 bisections of a k-way partition run inside one kernel: at k = 32 they are ~30
+subgraphs of a few dozen to a few hundred vertices and ~400 FM calls, and as Python loops
+around compiled calls their call overhead was half of initial partitioning's time.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .coarsen.contract import _contract_serial
+from .jit import njit
+from .refine import gain_cache as gc
+from .refine.fm2 import refine2
+from .refine.heap import heap_pop, heap_set
+from .refine.kway_fm import default_stall
+from .refine.state import host_induced
+
+# ---- tunables -------------------------------------------------------------------------
+# Bisections of subgraphs larger than this are multilevel: the subgraph is coarsened by
+# heavy-edge matching to about this many vertices, grown there, and refined by 2-way FM on
+# the way back. Growing on a few dozen vertices sees the global shape that greedy growth on
+# thousands misses (4elt, k=2: ~140 instead of ~180-260 flat; rgg2d, k=2: 25 with 50 here,
+# 25-42 with 150).
+BISECT_COARSEST = 50
+# Flat growing (no coarsening) is also tried on subgraphs up to this size: with a few heavy
+# vertices, coarsening merges them into lumps too coarse to balance well (example_weighted,
+# k=8: 1897 flat, 2119 multilevel only), and on small graphs the extra tries are cheap.
+BISECT_FLAT_MAX = 500
+# 2-way FM of a bisection below the first stops a pass after min(max(1% of n, 15), 100)
+# moves without improvement (METIS's bound): on the subgraphs of a few dozen to a few
+# hundred vertices of deeper bisections, a bound of 200 let every pass move nearly every
+# vertex. The first bisection (all of k = 2, half of the work of k = 8) keeps a longer
+# search, max(1% of n, 200). Measured (peers instances, 2 seeds): initial partitioning 0.79 x
+# its time at k = 32 and 0.875 x at k = 8, final cut 0.9965 x; with the short bound on the
+# first bisection too, k = 2 lost 1.6%.
+BISECT_STALL_MIN = 15
+BISECT_STALL_MAX = 100
+FIRST_BISECT_STALL_MIN = 200
+# Coarsening stops when a level shrinks by less than this factor (star-like graphs).
+MIN_SHRINK = 0.9
+# A coarse vertex may weigh at most this fraction of the subgraph weight (METIS uses 1.5 x
+# W / coarsen-to): heavier ones would make a balanced bisection unreachable on the coarse level.
+MAX_COARSE_VERTEX_FRACTION = 1.5 / BISECT_COARSEST
+
+
+# ---- greedy graph growing ---------------------------------------------------------------------
+
+@njit(cache=True, internal=True)
+def grow_bisection(indptr, indices, ewgt, vwgt, order, target0, max0):
+    """Side per vertex (0 = grown region, 1 = rest) from greedy graph growing (GGGP).
+
+    Starting at order[0], repeatedly add the frontier vertex whose move to side 0 gains most
+    (edge weight into side 0 minus edge weight to the rest) until side 0 weighs >= target0.
+    A vertex that would push side 0 above max0 is skipped; when the frontier is empty (the
+    component is exhausted) growth jumps to the next vertex of `order` still on side 1.
+    """
+    n = indptr.shape[0] - 1
+    side = np.ones(n, dtype=np.int64)
+    rejected = np.zeros(n, dtype=np.bool_)
+    to_side0 = np.zeros(n, dtype=np.float64)
+    degw = np.zeros(n, dtype=np.float64)
+    for v in range(n):
+        for e in range(indptr[v], indptr[v + 1]):
+            degw[v] += ewgt[e]
+    keys = np.empty(n, dtype=np.float64)
+    verts = np.empty(n, dtype=np.int64)
+    pos = np.full(n, -1, dtype=np.int64)
+    size = np.zeros(1, dtype=np.int64)
+    w0 = 0.0
+    nxt = 0
+    while w0 < target0:
+        if size[0] > 0:
+            v, _ = heap_pop(keys, verts, pos, size)
+        else:
+            while nxt < n and (side[order[nxt]] == 0 or rejected[order[nxt]]):
+                nxt += 1
+            if nxt == n:
+                break
+            v = order[nxt]
+        if w0 + vwgt[v] > max0:
+            rejected[v] = True
+            continue
+        side[v] = 0
+        w0 += vwgt[v]
+        for e in range(indptr[v], indptr[v + 1]):
+            u = indices[e]
+            if side[u] == 1 and not rejected[u]:
+                to_side0[u] += ewgt[e]
+                heap_set(keys, verts, pos, size, u, 2.0 * to_side0[u] - degw[u])
+    return side
+
+
+# ---- coarsening for multilevel bisection -------------------------------------------------------
+
+@njit(cache=True, internal=True)
+def heavy_edge_matching(indptr, indices, ewgt, vwgt, order, cap):
+    """Coarse vertex id per vertex from a serial heavy-edge matching (rating w / (c(u) c(v))).
+
+    Vertices are visited in `order`; each unmatched one pairs with the unmatched neighbour of
+    highest rating whose combined weight stays <= cap, or stays single. Returns (cmap, nc).
+    """
+    n = indptr.shape[0] - 1
+    mate = np.full(n, -1, dtype=np.int64)
+    for i in range(n):
+        v = order[i]
+        if mate[v] >= 0:
+            continue
+        best = -1
+        best_rating = -1.0
+        for e in range(indptr[v], indptr[v + 1]):
+            u = indices[e]
+            if mate[u] < 0 and vwgt[u] + vwgt[v] <= cap:
+                r = ewgt[e] / max(vwgt[u] * vwgt[v], 1e-300)  # zero vertex weights are allowed
+                if r > best_rating:
+                    best_rating = r
+                    best = u
+        if best >= 0:
+            mate[v] = best
+            mate[best] = v
+        else:
+            mate[v] = v
+    cmap = np.empty(n, dtype=np.int64)
+    nc = 0
+    for v in range(n):
+        if mate[v] >= v:  # v leads its pair (or is single)
+            cmap[v] = nc
+            if mate[v] != v:
+                cmap[mate[v]] = nc
+            nc += 1
+    return cmap, nc
+
+
+@njit(cache=True)
+def contract(indptr, indices, ewgt, vwgt, cmap, nc):
+    """Host arrays of the coarse graph C = P^T A P, diagonal dropped, rows sorted: the
+    multilevel hierarchy's contraction kernel (coarsen.contract) on these small graphs."""
+    m = indices.shape[0]
+    bcol = np.empty(m, dtype=indices.dtype)
+    bw = np.empty(m, dtype=ewgt.dtype)
+    cindptr, cvwgt = _contract_serial(indptr, indices, ewgt, vwgt, cmap, nc, np.zeros((1, nc), dtype=np.int64),
+                                      np.empty(m, dtype=indices.dtype), bcol, bw, np.full(nc, -1, dtype=np.int64))
+    size = cindptr[nc]
+    return cindptr, bcol[:size].copy(), bw[:size].copy(), cvwgt
+
+
+# ---- one bisection ------------------------------------------------------------------------------
+
+@njit(cache=True, internal=True)
+def _stall(n, first):
+    """FM's moves without improvement for a bisection level of n vertices (see BISECT_STALL_*)."""
+    if first:
+        return default_stall(n, FIRST_BISECT_STALL_MIN)
+    return min(max(int(0.01 * n), BISECT_STALL_MIN), BISECT_STALL_MAX)
+
+
+@njit(cache=True, internal=True)
+def _grow_and_refine(indptr, indices, ewgt, vwgt, target0, maxw, tries, passes, stall):
+    """Best of `tries` grown + FM-refined bisections by (overload, cut): (side, overload, cut).
+    Every try draws its vertex order and FM seed from numba's generator and reseeds it
+    afterwards (FM seeds it), so the tries are independent of each other."""
+    n = indptr.shape[0] - 1
+    cache = gc.new_cache(n, indices.shape[0], 2)
+    best, best_over, best_cut = np.zeros(n, dtype=np.int64), np.inf, np.inf
+    for _ in range(tries):
+        order = np.random.permutation(n)
+        fm_seed = np.random.randint(0, 2**31)
+        next_seed = np.random.randint(0, 2**31)
+        side = grow_bisection(indptr, indices, ewgt, vwgt, order, target0, maxw[0])
+        _, cut, over = refine2(indptr, indices, ewgt, vwgt, side, maxw, passes, fm_seed, stall, False, cache)
+        if over < best_over or (over == best_over and cut < best_cut):
+            best, best_over, best_cut = side, over, cut
+        np.random.seed(next_seed)
+    return best, best_over, best_cut
+
+
+@njit(cache=True, internal=True)
+def _bisect(sub, target0, maxw, tries, passes, hierarchies, first):
+    """Side per vertex of the best bisection by (overload, cut) among flat growing (subgraphs
+    of up to BISECT_FLAT_MAX vertices) and `hierarchies` multilevel bisections (subgraphs above
+    BISECT_COARSEST): grow on the coarsest level, 2-way FM on each level back up."""
+    indptr, indices, ewgt, vwgt = sub
+    n = indptr.shape[0] - 1
+    best, best_over, best_cut = np.zeros(n, dtype=np.int64), np.inf, np.inf
+    if n <= BISECT_FLAT_MAX:
+        best, best_over, best_cut = _grow_and_refine(indptr, indices, ewgt, vwgt, target0, maxw, tries, passes,
+                                                     _stall(n, first))
+    if n <= BISECT_COARSEST:
+        return best
+    total = 0.0
+    heaviest = 0.0
+    for v in range(n):   # loops, not vwgt.sum() / vwgt.max(): each numpy call compiles its own template
+        total += vwgt[v]
+        heaviest = max(heaviest, vwgt[v])
+    cap = max(MAX_COARSE_VERTEX_FRACTION * total, heaviest)
+    for _ in range(hierarchies):
+        graphs = [sub]
+        cmaps = [np.empty(0, dtype=np.int64)]
+        cur = sub
+        while cur[0].shape[0] - 1 > BISECT_COARSEST:
+            nf = cur[0].shape[0] - 1
+            cmap, nc = heavy_edge_matching(cur[0], cur[1], cur[2], cur[3], np.random.permutation(nf), cap)
+            if nc > MIN_SHRINK * nf:
+                break
+            cur = contract(cur[0], cur[1], cur[2], cur[3], cmap, nc)
+            graphs.append(cur)
+            cmaps.append(cmap)
+        side, over, cut = _grow_and_refine(cur[0], cur[1], cur[2], cur[3], target0, maxw, tries, passes,
+                                           _stall(cur[0].shape[0] - 1, first))
+        for level in range(len(graphs) - 2, -1, -1):
+            fine = graphs[level]
+            cmap = cmaps[level + 1]
+            nf = fine[0].shape[0] - 1
+            projected = np.empty(nf, dtype=np.int64)
+            for v in range(nf):
+                projected[v] = side[cmap[v]]
+            side = projected
+            cache = gc.new_cache(nf, fine[1].shape[0], 2)
+            _, cut, over = refine2(fine[0], fine[1], fine[2], fine[3], side, maxw, passes,
+                                np.random.randint(0, 2**31), _stall(nf, first), True, cache)
+        if over < best_over or (over == best_over and cut < best_cut):
+            best, best_over, best_cut = side, over, cut
+    return best
+
+
+# ---- recursive bisection ------------------------------------------------------------------------
+
+@njit(cache=True)
+def bisection_bounds_nb(sub_weight, k1, k2, lmax, targets, eps_level):
+    """(max0, max1, share0): side weight bounds for splitting k1 + k2 blocks of a subgraph of
+    weight sub_weight, and side 0's share of the weight; see initial.bisection_bounds.
+    ``lmax``, ``targets``: the k1 + k2 blocks' bounds and target fractions."""
+    total = 0.0
+    for b in range(k1 + k2):
+        total += targets[b]
+    out = np.empty(3, dtype=np.float64)
+    for s in range(2):
+        lo, hi = (0, k1) if s == 0 else (k1, k1 + k2)
+        part_t = 0.0
+        part_l = 0.0
+        for b in range(lo, hi):
+            part_t += targets[b]
+            part_l += lmax[b]
+        share = part_t / total if total > 0 else (hi - lo) / (k1 + k2)
+        out[s] = lmax[lo] if hi - lo == 1 else min(sub_weight * share * (1.0 + eps_level), part_l)
+        if s == 0:
+            out[2] = share
+    return out
+
+
+@njit(cache=True)
+def recursive_bisection(indptr, indices, ewgt, vwgt, maxw, targets, eps_level, seed, tries, passes, hierarchies):
+    """Block per vertex (0..k-1, k = maxw.shape[0]) by recursive bisection: k1 = k // 2 blocks
+    against k2 = k - k1, bounds by bisection_bounds_nb (side bounds multiply to at most the
+    blocks' bounds), each by _bisect. ``targets``: the blocks' target weight fractions (ones
+    for equal blocks). Host arrays as refine.state.host_arrays gives them."""
+    n = indptr.shape[0] - 1
+    k = maxw.shape[0]
+    np.random.seed(seed)
+    parts = np.zeros(n, dtype=np.int64)
+    verts = np.arange(n)          # each open task's vertices: a range of this array, ascending
+    local = np.full(n, -1, dtype=np.int64)
+    stack = np.empty((k + 1, 4), dtype=np.int64)   # (start, stop, blocks, first block); <= k open tasks
+    stack[0, 0], stack[0, 1], stack[0, 2], stack[0, 3] = 0, n, k, 0
+    depth = 1
+    while depth > 0:
+        depth -= 1
+        lo, hi, ks, first = stack[depth, 0], stack[depth, 1], stack[depth, 2], stack[depth, 3]
+        if ks == 1 or hi == lo:
+            for i in range(lo, hi):
+                parts[verts[i]] = first
+            continue
+        k1 = ks // 2
+        sub = host_induced(indptr, indices, ewgt, vwgt, verts[lo:hi], local)
+        sub_weight = 0.0
+        for i in range(hi - lo):
+            sub_weight += sub[3][i]
+        bounds = bisection_bounds_nb(sub_weight, k1, ks - k1, maxw[first:first + ks], targets[first:first + ks],
+                                     eps_level)
+        side = _bisect(sub, sub_weight * bounds[2], bounds[:2], tries, passes, hierarchies, ks == k)
+        # stable split of the range: side 0 first, both halves stay ascending
+        ordered = np.empty(hi - lo, dtype=np.int64)
+        mid = 0
+        for i in range(hi - lo):
+            if side[i] == 0:
+                ordered[mid] = verts[lo + i]
+                mid += 1
+        at = mid
+        for i in range(hi - lo):
+            if side[i] == 1:
+                ordered[at] = verts[lo + i]
+                at += 1
+        for i in range(hi - lo):
+            verts[lo + i] = ordered[i]
+        stack[depth, 0], stack[depth, 1], stack[depth, 2], stack[depth, 3] = lo, lo + mid, k1, first
+        stack[depth + 1, 0], stack[depth + 1, 1], stack[depth + 1, 2], stack[depth + 1, 3] = \
+            lo + mid, hi, ks - k1, first + k1
+        depth += 2
+    return parts
