@@ -1,7 +1,7 @@
 """Recursive bisection of the coarsest graph as one compiled call (initial partitioning's core).
 
 Each bisection is the best, by (overload, cut), of greedy graph growings (GGGP) refined by
-2-way FM: grown on the subgraph itself when it is small, and on the coarsest level of a few
+2-way FM: grown on the subgraph itself when it is small, else on the coarsest level of a few
 independent heavy-edge-matching hierarchies, refined by 2-way FM on every level back up.
 The k - 1 bisections of a k-way partition run inside one kernel: at k = 32 they are ~30
 subgraphs of a few dozen to a few hundred vertices and ~400 FM calls, and as Python loops
@@ -26,10 +26,11 @@ from .refine.state import host_induced
 # thousands misses (4elt, k=2: ~140 instead of ~180-260 flat; rgg2d, k=2: 25 with 50 here,
 # 25-42 with 150).
 BISECT_COARSEST = 50
-# Flat growing (no coarsening) is also tried on subgraphs up to this size: with a few heavy
-# vertices, coarsening merges them into lumps too coarse to balance well (example_weighted,
-# k=8: 1897 flat, 2119 multilevel only), and on small graphs the extra tries are cheap.
-BISECT_FLAT_MAX = 500
+# Subgraphs of at most BISECT_COARSEST vertices are grown as they are (they are their own
+# coarsest level); larger ones only on their hierarchies' coarsest levels. Flat growing on
+# subgraphs of up to 500 vertices as well (once needed for heavy vertices, example_weighted)
+# gave the same final cut over the peers instances (6 seeds: 1.0001 x; example_weighted,
+# k = 32: 0.88 x without it) in 0.67 x the initial partitioning time.
 # 2-way FM of a bisection below the first stops a pass after min(max(1% of n, 15), 100)
 # moves without improvement (METIS's bound): on the subgraphs of a few dozen to a few
 # hundred vertices of deeper bisections, a bound of 200 let every pass move nearly every
@@ -179,17 +180,14 @@ def _grow_and_refine(indptr, indices, ewgt, vwgt, target0, maxw, tries, passes, 
 
 @njit(cache=True, internal=True)
 def _bisect(sub, target0, maxw, tries, passes, hierarchies, first):
-    """Side per vertex of the best bisection by (overload, cut) among flat growing (subgraphs
-    of up to BISECT_FLAT_MAX vertices) and `hierarchies` multilevel bisections (subgraphs above
-    BISECT_COARSEST): grow on the coarsest level, 2-way FM on each level back up."""
+    """Side per vertex of the best bisection by (overload, cut): grown on the subgraph itself
+    when it has at most BISECT_COARSEST vertices, else the best of `hierarchies` multilevel
+    bisections (grow on the coarsest level, 2-way FM on each level back up)."""
     indptr, indices, ewgt, vwgt = sub
     n = indptr.shape[0] - 1
     best, best_over, best_cut = np.zeros(n, dtype=np.int64), np.inf, np.inf
-    if n <= BISECT_FLAT_MAX:
-        best, best_over, best_cut = _grow_and_refine(indptr, indices, ewgt, vwgt, target0, maxw, tries, passes,
-                                                     _stall(n, first))
     if n <= BISECT_COARSEST:
-        return best
+        return _grow_and_refine(indptr, indices, ewgt, vwgt, target0, maxw, tries, passes, _stall(n, first))[0]
     total = 0.0
     heaviest = 0.0
     for v in range(n):   # loops, not vwgt.sum() / vwgt.max(): each numpy call compiles its own template

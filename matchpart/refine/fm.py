@@ -27,8 +27,8 @@ __all__ = ["kway_fm", "fm_bisection", "pairwise_fm", "rebalance", "refine_arrays
 
 @njit(cache=True, internal=True)
 def _fm(indptr, indices, ewgt, vwgt, parts, bw, maxw, passes, seed, stall, min_gain, boundary_only,
-        local_stall, cache):
-    """Up to ``passes`` FM passes; returns (cut, moves, passes done).
+        local_stall, cache, cut):
+    """Up to ``passes`` FM passes from a partition of cut ``cut``; returns (cut, moves, passes done).
 
     Each pass queues the boundary vertices (every vertex for a 2-way pass with
     boundary_only=False) in a random order (it decides ties between equal gains), drawn here
@@ -37,7 +37,6 @@ def _fm(indptr, indices, ewgt, vwgt, parts, bw, maxw, passes, seed, stall, min_g
     of localized multi-try searches; two blocks get fm2's passes.
     """
     np.random.seed(seed)
-    cut = host_cut(indptr, indices, ewgt, parts)
     if bw.shape[0] == 2:
         return fm2_passes(indptr, indices, ewgt, vwgt, parts, bw, maxw, passes, stall, min_gain, boundary_only, cut)
     moves = 0
@@ -85,8 +84,9 @@ def refine_nb(indptr, indices, ewgt, vwgt, parts, maxw, passes, seed, stall, reb
     bw = host_block_weights(parts, vwgt, maxw.shape[0])
     initial_cut = host_cut(indptr, indices, ewgt, parts)
     rb_moves = rebalance_if_over(indptr, indices, ewgt, vwgt, parts, bw, maxw, seed, cache) if rebalance else 0
+    cut = initial_cut if rb_moves == 0 else host_cut(indptr, indices, ewgt, parts)
     cut, moves, done = _fm(indptr, indices, ewgt, vwgt, parts, bw, maxw, passes, seed, stall,
-                           MIN_PASS_IMPROVEMENT, boundary_only, local_stall, cache)
+                           MIN_PASS_IMPROVEMENT, boundary_only, local_stall, cache, cut)
     gc.reset(cache)
     return initial_cut, cut, moves, done, rb_moves, host_overload(bw, maxw)
 

@@ -181,6 +181,11 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
     nlog = np.zeros(1, dtype=np.int64)
     logged = np.zeros(n, dtype=np.bool_)
     wdeg = np.empty(0, dtype=np.float64)     # weighted degrees, computed when first needed
+    # vertices whose block changed since ``best`` was last taken: a new best copies only
+    # these (a full copy per improving iteration was O(n) each time)
+    changed = np.zeros(n, dtype=np.bool_)
+    changed_list = np.empty(n, dtype=np.int64)
+    nchanged = 0
     members = block_members(p, k)
     nb = boundary_from_scratch(indptr, indices, p, bnd, in_list)
     bw = host_block_weights(p, vwgt, k)
@@ -196,7 +201,12 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
             bw, nb = rebalance_nb(indptr, indices, ewgt, vwgt, p, maxw, seed + 7919 * it, _REBALANCE_ROUNDS,
                                   log, nlog, logged, wdeg, bnd, nb, in_list, members)
             for i in range(nlog[0]):
-                logged[log[i]] = False
+                v = log[i]
+                logged[v] = False
+                if not changed[v]:
+                    changed[v] = True
+                    changed_list[nchanged] = v
+                    nchanged += 1
             nlog[0] = 0
         nb, two_cut = _scan(indptr, indices, ewgt, p, k, bnd, nb, in_list, locked,
                             stream_key_at(seed, _STREAM_DEST + it), dest, conn_dest, conn_own, acc, touched,
@@ -205,8 +215,11 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
         over = host_overload(bw, maxw)
         if over < best_over or (over == best_over and cut < best_cut):
             improved = over < best_over or cut < (1.0 - min_improvement) * best_cut
-            for v in range(n):   # not `best[:] = p`: that compiles numba's shape-error path (seconds, cold)
+            for i in range(nchanged):
+                v = changed_list[i]
                 best[v] = p[v]
+                changed[v] = False
+            nchanged = 0
             best_over = over
             best_cut = cut
             stale = 0 if improved else stale + 1
@@ -228,6 +241,10 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
             relink(v, p[v], dest[v], members)
             p[v] = dest[v]
             locked[v] = True
+            if not changed[v]:
+                changed[v] = True
+                changed_list[nchanged] = v
+                nchanged += 1
         nb = extend_boundary(indptr, indices, moved, 0, nm, bnd, nb, in_list)
     return best
 
