@@ -74,7 +74,7 @@ def _refine_level(graph, parts, k, lmax, preset, seed):
     arrays = host_arrays(graph)               # one host copy of the level for every refiner
     maxw = bounds_array(lmax, k)
     parts = jet_arrays(arrays, parts, maxw, seed=seed, patience=preset.jet_patience,
-                       negative_gain_factor=preset.jet_negative_gain)
+                       negative_gain_factor=preset.jet_negative_gain, min_improvement=preset.jet_min_improvement)
     if preset.fm_passes:
         refine_arrays(arrays, parts, maxw, seed=seed, passes=preset.fm_passes,   # rebalances first if needed
                       localized=preset.fm_localized)
@@ -86,7 +86,8 @@ def _refine_level_gpu(graph, parts, k, lmax, preset, seed):
     from .refine import jet_refine, kway_fm, rebalance
     be = graph.backend
     parts = jet_refine(graph, parts, k, lmax, seed=seed, patience=preset.jet_patience,
-                       negative_gain_factor=preset.jet_negative_gain, method="xp")
+                       negative_gain_factor=preset.jet_negative_gain, min_improvement=preset.jet_min_improvement,
+                       method="xp")
     if not _balanced(graph, parts, k, lmax):
         parts = rebalance(graph, parts, k, lmax, seed=seed, method="xp")
     if preset.fm_passes and preset.fm_on_gpu:

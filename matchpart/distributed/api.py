@@ -177,7 +177,8 @@ def partition(source, k, *, eps=0.03, seed=0, rating="expansion_star2", preset="
             fine, cid = hierarchy[depth]
             parts = project(hierarchy[depth + 1][0], cid, parts)
             parts = refine.jet(fine, parts, k, lmax, seed=seed + depth, patience=pre.jet_patience,
-                               negative_gain_factor=pre.jet_negative_gain)
+                               negative_gain_factor=pre.jet_negative_gain,
+                               min_improvement=pre.jet_min_improvement)
             if use_fm:
                 parts = local_fm(fine, parts, k, lmax, seed=seed + depth, passes=pre.fm_passes,
                                  localized=pre.fm_localized)

@@ -15,14 +15,12 @@ import numpy as np
 from ..backend.rng import stream_key
 from ..metrics import rows_cut_weight
 from ..refine.destinations import _best_destinations_nb
-from ..refine.jet import NEGATIVE_GAIN_FACTOR, patience_step
+from ..refine.jet import MIN_IMPROVEMENT, NEGATIVE_GAIN_FACTOR, patience_step
 
 # Jet's negative-gain factor c on every level (the single-process refiner's measured value)
 # and patience (iterations without improvement).
 PATIENCE = 12
 MAX_ROUNDS = 60
-# An improvement smaller than this fraction of the cut does not reset the patience.
-MIN_IMPROVEMENT = 1e-3
 # Rebalancing rounds per call: each moves at most its share of every excess (more can be
 # needed when destination blocks fill up or a rank's share rounds to too little).
 REBALANCE_ROUNDS = 20
@@ -62,7 +60,7 @@ def _destinations(g, parts_ext, k, active, allowed, seed, stream):
 
 
 def jet(g, parts, k, lmax, *, seed=0, patience=PATIENCE, max_rounds=MAX_ROUNDS,
-        negative_gain_factor=NEGATIVE_GAIN_FACTOR):
+        negative_gain_factor=NEGATIVE_GAIN_FACTOR, min_improvement=MIN_IMPROVEMENT):
     """Refine ``parts`` (blocks of own vertices); returns the best balanced partition seen
     (or the least overloaded one when balance was never reached)."""
     c = g.comm
@@ -85,7 +83,7 @@ def jet(g, parts, k, lmax, *, seed=0, patience=PATIENCE, max_rounds=MAX_ROUNDS,
         cut = edge_cut(g, ext)
         over = float(np.maximum(bw - lmax, 0).sum())
         key = (over, cut)
-        is_best, stale = patience_step(key, best_key, stale, MIN_IMPROVEMENT)
+        is_best, stale = patience_step(key, best_key, stale, min_improvement)
         if is_best:
             best, best_key = parts.copy(), key
         if stale >= patience or it == max_rounds:
