@@ -18,36 +18,37 @@ class Matching:
     weights (edge weights, not ratings), ``cardinality`` the number of matched pairs.
     ``stats`` holds at least ``rounds`` and ``matched_fraction`` (fraction of vertices
     matched after each round); ``time`` is the matcher's wall time in seconds.
+
+    ``weight`` is computed when first read (an O(m) pass: coarsening never reads it, and it
+    was 6% of coarsening a mesh); the matching keeps its graph until then.
     """
 
     mate: Any
-    weight: float
-    cardinality: int
+    _weight: Any = field(repr=False, compare=False)   # the weight, or the function that computes it
+    cardinality: int = 0
     stats: dict = field(default_factory=dict)
     time: float = 0.0
     matcher: str = ""
 
+    @property
+    def weight(self):
+        if callable(self._weight):
+            self._weight = self._weight()
+        return self._weight
+
     @classmethod
     def from_mate(cls, graph, mate, stats=None, time=0.0, matcher=""):
-        """Build a Matching from a mate array, computing weight and cardinality."""
+        """Build a Matching from a mate array (cardinality now, weight when first read)."""
         be = graph.backend
         xp = be.xp
         mate = be.to_device(mate).astype(xp.int64, copy=False)
-        if be.is_gpu or mate.shape != (graph.n,):  # (a wrong shape raises here)
-            rows = be.row_ids(graph.indptr, graph.indices.shape[0])
-            w = graph.ewgt[mate[rows] == graph.indices].sum()
-        elif graph.ewgt.dtype.kind in "iu":  # integer sums are exact in any order: one pass
-            w = np.zeros(1, dtype=graph.ewgt.dtype)
-            _matched_weight_sum(graph.indptr, graph.indices, graph.ewgt, mate, w)
-            w = w[0]
-        else:  # the same matched entries in the same order, gathered in one compiled pass
-            w = _matched_entry_weights(graph.indptr, graph.indices, graph.ewgt, mate).sum()
-        weight = w.item() // 2 if graph.ewgt.dtype.kind in "iu" else w.item() / 2
+        if mate.shape != (graph.n,):
+            raise ValueError(f"mate has shape {mate.shape}, expected ({graph.n},)")
         card = int((mate >= 0).sum().item()) // 2
         stats = dict(stats or {})
         stats.setdefault("rounds", 1)
         stats.setdefault("matched_fraction", [2 * card / graph.n if graph.n else 0.0])
-        return cls(mate, weight, card, stats, time, matcher)
+        return cls(mate, lambda: _matched_weight(graph, mate), card, stats, time, matcher)
 
     def to_host(self):
         """numpy copy of ``mate``."""
@@ -59,6 +60,21 @@ class Matching:
         mate = self.to_host()
         u = np.flatnonzero(mate > np.arange(mate.shape[0]))
         return np.stack([u, mate[u]], axis=1)
+
+
+def _matched_weight(graph, mate):
+    """Sum of the matched edges' weights (each pair counted once)."""
+    be = graph.backend
+    if be.is_gpu:
+        rows = be.row_ids(graph.indptr, graph.indices.shape[0])
+        w = graph.ewgt[mate[rows] == graph.indices].sum()
+    elif graph.ewgt.dtype.kind in "iu":  # integer sums are exact in any order: one pass
+        w = np.zeros(1, dtype=graph.ewgt.dtype)
+        _matched_weight_sum(graph.indptr, graph.indices, graph.ewgt, mate, w)
+        w = w[0]
+    else:  # the same matched entries in the same order, gathered in one compiled pass
+        w = _matched_entry_weights(graph.indptr, graph.indices, graph.ewgt, mate).sum()
+    return w.item() // 2 if graph.ewgt.dtype.kind in "iu" else w.item() / 2
 
 
 @njit(cache=True)
