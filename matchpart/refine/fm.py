@@ -155,7 +155,7 @@ def kway_fm(graph, parts, k, max_block_weight, *, seed=0, passes=4, max_moves_wi
 
     max_block_weight: one bound for every block, or an array of k per-block bounds.
     max_moves_without_improvement: a pass stops after this many moves without a new best
-    state (default max(STALL_MOVES_MIN, STALL_MOVES_FRACTION * n)).
+    state (default max(STALL_MOVES_MIN, min(STALL_MOVES_FRACTION * n, STALL_MOVES_MAX))).
     localized: after each global pass (k > 2), run a round of localized multi-try FM (KaFFPa):
     short searches from every boundary vertex; better cuts (~3-5% on meshes) for ~10x the time.
     return_stats: also return the dict of refine_arrays (cut as tracked by the kernel, moves...).
