@@ -35,17 +35,17 @@ def random_graph(seed, n, p, max_ew=5, max_vw=1):
 @njit(cache=True)
 def _apply_moves(indptr, indices, ewgt, parts, moves_v, moves_to, build_first, k):
     """Build some entries, then apply the moves through the cache; returns the cache arrays."""
-    block, conn, count, nb, scratch = gc.new_cache(parts.shape[0], indices.shape[0], k)
+    cache = gc.new_cache(parts.shape[0], indices.shape[0], k)
     for v in build_first:
-        gc.build(v, indptr, indices, ewgt, parts, block, conn, count, nb, scratch)
+        gc.build(v, indptr, indices, ewgt, parts, cache)
     for i in range(moves_v.shape[0]):
         v = moves_v[i]
         frm = parts[v]
         parts[v] = moves_to[i]
-        gc.move(v, frm, moves_to[i], indptr, indices, ewgt, block, conn, count, nb)
-        gc.build(moves_v[(i * 7) % moves_v.shape[0]], indptr, indices, ewgt, parts, block, conn, count, nb,
-                 scratch)   # entries built midway must also stay exact
-    return block, conn, count, nb
+        gc.move(v, frm, moves_to[i], indptr, indices, ewgt, cache)
+        gc.build(moves_v[(i * 7) % moves_v.shape[0]], indptr, indices, ewgt, parts, cache)   # built midway: exact too
+    block, conn, count, nb, _, start, top = cache
+    return block, conn, count, nb, start, top[0]
 
 
 @settings(max_examples=60, deadline=None)
@@ -59,7 +59,8 @@ def test_gain_cache_equals_recomputation_after_moves(seed, n, k, p, moves):
     mv = rng.integers(0, n, size=moves)
     to = rng.integers(0, k, size=moves)
     build_first = rng.choice(n, size=n // 2, replace=False)
-    block, conn, count, nb = _apply_moves(indptr, indices, ewgt, parts, mv, to, build_first, k)
+    block, conn, count, nb, start, used = _apply_moves(indptr, indices, ewgt, parts, mv, to, build_first, k)
+    assert used == sum(indptr[v + 1] - indptr[v] for v in range(n) if nb[v] >= 0)   # deg(v) slots per built vertex
     for v in range(n):
         if nb[v] < 0:
             continue
@@ -68,7 +69,7 @@ def test_gain_cache_equals_recomputation_after_moves(seed, n, k, p, moves):
             b = int(parts[indices[e]])
             w, c = expect.get(b, (0.0, 0))
             expect[b] = (w + ewgt[e], c + 1)
-        got = {int(block[s]): (conn[s], int(count[s])) for s in range(indptr[v], indptr[v] + nb[v])}
+        got = {int(block[s]): (conn[s], int(count[s])) for s in range(start[v], start[v] + nb[v])}
         assert got == expect, (v, got, expect)
 
 

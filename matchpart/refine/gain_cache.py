@@ -6,13 +6,17 @@ the coarse levels of power-law graphs. With the cache (KaMinPar, Mt-KaHyPar) a m
 each neighbour's entry in O(number of blocks it touches) and a best move is read from the
 cache.
 
-Layout: the entries of vertex v live in the slots indptr[v] .. indptr[v] + nb[v] - 1 of
-three arrays of length m (a vertex touches at most deg(v) distinct blocks, so its row's
-slots always suffice): ``block`` (block id), ``conn`` (edge weight into it) and ``count``
-(edges into it, so an entry is dropped exactly when its last edge leaves, whatever float
-residue the weight sum carries). nb[v] = -1 marks a vertex whose entries are not built
-yet: entries are built on first use, so vertices FM never looks at cost nothing, and a
-cache lives for a whole refinement call (rollbacks apply reverse moves to it).
+Layout: cache = (block, conn, count, nb, scratch, start, top). The entries of vertex v live
+in the slots start[v] .. start[v] + nb[v] - 1 of three arrays of length m: ``block`` (block
+id), ``conn`` (edge weight into it) and ``count`` (edges into it, so an entry is dropped
+exactly when its last edge leaves, whatever float residue the weight sum carries). A vertex
+touches at most deg(v) distinct blocks, so it gets deg(v) slots, handed out from the front
+of the arrays (top[0]) when it is built: FM builds only the boundary and its neighbours, and
+slots at indptr[v] instead scattered those few vertices over the whole m-long arrays, one
+page fault per array and vertex (delaunay 2^20, k = 32: 73 of a 93 ms FM pass). nb[v] = -1
+marks a vertex whose entries are not built yet: entries are built on first use, so vertices
+FM never looks at cost nothing, and a cache lives for a whole refinement call (rollbacks
+apply reverse moves to it).
 """
 from __future__ import annotations
 
@@ -23,13 +27,15 @@ from ..jit import njit
 
 @njit(cache=True)
 def new_cache(n, m, k):
-    """(block, conn, count, nb, scratch) for a graph of n vertices, m stored entries, k blocks."""
+    """An empty cache for a graph of n vertices, m stored entries, k blocks (see the layout)."""
     block = np.empty(m, dtype=np.int64)
     conn = np.empty(m, dtype=np.float64)
     count = np.empty(m, dtype=np.int64)
     nb = np.full(n, -1, dtype=np.int64)
     scratch = np.full(k, -1, dtype=np.int64)   # block -> slot while a row is built; reset after
-    return block, conn, count, nb, scratch
+    start = np.empty(n, dtype=np.int64)
+    top = np.zeros(1, dtype=np.int64)
+    return block, conn, count, nb, scratch, start, top
 
 
 @njit(cache=True, internal=True)
@@ -38,36 +44,41 @@ def reset(cache):
     nb = cache[3]
     for v in range(nb.shape[0]):
         nb[v] = -1
+    cache[6][0] = 0
 
 
 @njit(cache=True, internal=True)
-def build(v, indptr, indices, ewgt, parts, block, conn, count, nb, scratch):
+def build(v, indptr, indices, ewgt, parts, cache):
     """Fill v's entries from its row (O(deg v)) unless they are built already."""
+    block, conn, count, nb, scratch, start, top = cache
     if nb[v] >= 0:
         return
-    base = indptr[v]
-    top = base
+    base = top[0]
+    top[0] += indptr[v + 1] - indptr[v]
+    start[v] = base
+    end = base
     for e in range(indptr[v], indptr[v + 1]):
         b = parts[indices[e]]
         s = scratch[b]
         if s < 0:
-            s = top
+            s = end
             scratch[b] = s
             block[s] = b
             conn[s] = 0.0
             count[s] = 0
-            top += 1
+            end += 1
         conn[s] += ewgt[e]
         count[s] += 1
-    for s in range(base, top):
+    for s in range(base, end):
         scratch[block[s]] = -1
-    nb[v] = top - base
+    nb[v] = end - base
 
 
 @njit(cache=True, internal=True)
-def _shift(u, b, w, c, indptr, block, conn, count, nb):
+def _shift(u, b, w, c, cache):
     """Add weight w and c edges (w, c may be negative) to u's entry of block b."""
-    base = indptr[u]
+    block, conn, count, nb, _, start, _ = cache
+    base = start[u]
     end = base + nb[u]
     for s in range(base, end):
         if block[s] == b:
@@ -88,24 +99,26 @@ def _shift(u, b, w, c, indptr, block, conn, count, nb):
 
 
 @njit(cache=True, internal=True)
-def move(v, frm, to, indptr, indices, ewgt, block, conn, count, nb):
+def move(v, frm, to, indptr, indices, ewgt, cache):
     """Update the built entries of v's neighbours for v moving from block frm to block to.
 
     v's own entries do not change: they depend on its neighbours' blocks only.
     """
+    nb = cache[3]
     for e in range(indptr[v], indptr[v + 1]):
         u = indices[e]
         if nb[u] < 0:
             continue
         w = ewgt[e]
-        _shift(u, frm, -w, -1, indptr, block, conn, count, nb)
-        _shift(u, to, w, 1, indptr, block, conn, count, nb)
+        _shift(u, frm, -w, -1, cache)
+        _shift(u, to, w, 1, cache)
 
 
 @njit(cache=True, internal=True)
-def inside(v, own, indptr, block, conn, nb):
+def inside(v, own, cache):
     """v's edge weight into block own (0 when none)."""
-    base = indptr[v]
+    block, conn, _, nb, _, start, _ = cache
+    base = start[v]
     for s in range(base, base + nb[v]):
         if block[s] == own:
             return conn[s]
@@ -113,14 +126,15 @@ def inside(v, own, indptr, block, conn, nb):
 
 
 @njit(cache=True, internal=True)
-def best_move(v, own, w, bw, maxw, indptr, block, conn, nb):
+def best_move(v, own, w, bw, maxw, cache):
     """Best (gain, target) of moving v (weight w) from block own to an adjacent block with room.
 
     Ties go to the lighter block (keeps the partition balanced for free), then to the lower
     block id, so the answer depends on the state only, not on the order of the entries.
     Returns (-inf, -1) when no adjacent block has room.
     """
-    base = indptr[v]
+    block, conn, _, nb, _, start, _ = cache
+    base = start[v]
     end = base + nb[v]
     internal = 0.0
     for s in range(base, end):
@@ -141,9 +155,10 @@ def best_move(v, own, w, bw, maxw, indptr, block, conn, nb):
 
 
 @njit(cache=True)
-def is_boundary(v, own, indptr, block, nb):
+def is_boundary(v, own, cache):
     """True when v has a neighbour outside block own (its entries must be built)."""
-    base = indptr[v]
+    block, _, _, nb, _, start, _ = cache
+    base = start[v]
     for s in range(base, base + nb[v]):
         if block[s] != own:
             return True

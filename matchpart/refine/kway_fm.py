@@ -41,9 +41,8 @@ def default_stall(n, minimum):
 @njit(cache=True, internal=True)
 def _best(v, indptr, indices, ewgt, vwgt, parts, bw, maxw, cache):
     """(gain, target) of v's best move to an adjacent block with room, from its (built) entries."""
-    block, conn, count, nb, scratch = cache
-    gc.build(v, indptr, indices, ewgt, parts, block, conn, count, nb, scratch)
-    return gc.best_move(v, parts[v], vwgt[v], bw, maxw, indptr, block, conn, nb)
+    gc.build(v, indptr, indices, ewgt, parts, cache)
+    return gc.best_move(v, parts[v], vwgt[v], bw, maxw, cache)
 
 
 @njit(cache=True, internal=True)
@@ -53,8 +52,7 @@ def apply_move(v, to, indptr, indices, ewgt, vwgt, parts, bw, cache):
     parts[v] = to
     bw[frm] -= vwgt[v]
     bw[to] += vwgt[v]
-    block, conn, count, nb, scratch = cache
-    gc.move(v, frm, to, indptr, indices, ewgt, block, conn, count, nb)
+    gc.move(v, frm, to, indptr, indices, ewgt, cache)
 
 
 @njit(cache=True, internal=True)

@@ -23,10 +23,9 @@ def _serial_key(gain, w):
 @njit(cache=True, internal=True)
 def _least_loss_move(v, indptr, indices, ewgt, vwgt, parts, bw, maxw, cache):
     """(gain, target) of v's least-loss move to a block with room: an adjacent block if any, else the lightest."""
-    block, conn, count, nb, scratch = cache
-    gc.build(v, indptr, indices, ewgt, parts, block, conn, count, nb, scratch)
+    gc.build(v, indptr, indices, ewgt, parts, cache)
     own = parts[v]
-    g, t = gc.best_move(v, own, vwgt[v], bw, maxw, indptr, block, conn, nb)
+    g, t = gc.best_move(v, own, vwgt[v], bw, maxw, cache)
     if t >= 0:
         return g, t
     light = -1
@@ -35,7 +34,7 @@ def _least_loss_move(v, indptr, indices, ewgt, vwgt, parts, bw, maxw, cache):
             light = b
     if light < 0:
         return -np.inf, -1
-    return -gc.inside(v, own, indptr, block, conn, nb), light
+    return -gc.inside(v, own, cache), light
 
 
 @njit(cache=True, internal=True)
@@ -44,7 +43,6 @@ def serial_rebalance(indptr, indices, ewgt, vwgt, parts, bw, maxw, order, cache)
     n = indptr.shape[0] - 1
     keys, verts, pos, size = new_heap(n)
     locked = np.zeros(n, dtype=np.bool_)
-    block, conn, count, nb, scratch = cache
     for i in range(order.shape[0]):
         v = order[i]
         if bw[parts[v]] > maxw[parts[v]] and vwgt[v] > 0:  # moving a weightless vertex cannot help
@@ -67,7 +65,7 @@ def serial_rebalance(indptr, indices, ewgt, vwgt, parts, bw, maxw, order, cache)
         parts[v] = t
         bw[frm] -= vwgt[v]
         bw[t] += vwgt[v]
-        gc.move(v, frm, t, indptr, indices, ewgt, block, conn, count, nb)
+        gc.move(v, frm, t, indptr, indices, ewgt, cache)
         locked[v] = True
         moved += 1
         for e in range(indptr[v], indptr[v + 1]):
