@@ -49,7 +49,7 @@ def test_a_cached_kernel_loads_without_refreshing_numbas_compiler(tmp_path):
         import sys
         import numpy as np
         from matchpart.refine.gain_cache import new_cache
-        block, conn, count, nb, scratch = new_cache(3, 4, 2)
+        block, conn, count, nb, scratch, start, top = new_cache(3, 4, 2)
         assert nb.tolist() == [-1, -1, -1] and scratch.tolist() == [-1, -1]
         print(sum(new_cache.stats.cache_hits.values()), "numba.np.arraymath" in sys.modules)
         """
