@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .coarsen.contract import _contract_serial
+from .coarsen.contract import _contract_gather
 from .jit import njit
 from .refine import gain_cache as gc
 from .refine.fm2 import refine2
@@ -139,11 +139,9 @@ def heavy_edge_matching(indptr, indices, ewgt, vwgt, order, cap):
 def contract(indptr, indices, ewgt, vwgt, cmap, nc):
     """Host arrays of the coarse graph C = P^T A P, diagonal dropped, rows sorted: the
     multilevel hierarchy's contraction kernel (coarsen.contract) on these small graphs."""
-    m = indices.shape[0]
-    bcol = np.empty(m, dtype=indices.dtype)
-    bw = np.empty(m, dtype=ewgt.dtype)
-    cindptr, cvwgt = _contract_serial(indptr, indices, ewgt, vwgt, cmap, nc, np.zeros((1, nc), dtype=np.int64),
-                                      np.empty(m, dtype=indices.dtype), bcol, bw, np.full(nc, -1, dtype=np.int64))
+    bcol = np.empty(indices.shape[0], dtype=indices.dtype)
+    bw = np.empty(indices.shape[0], dtype=ewgt.dtype)
+    cindptr, cvwgt = _contract_gather(indptr, indices, ewgt, vwgt, cmap, nc, bcol, bw)
     size = cindptr[nc]
     return cindptr, bcol[:size].copy(), bw[:size].copy(), cvwgt
 

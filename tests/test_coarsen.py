@@ -133,6 +133,26 @@ def test_parallel_contraction_equals_whole_array_formulation(spec, monkeypatch):
         assert_same_graph(contract(g, mapping, nc, method="kernel"), contract(g, mapping, nc, method="xp"))
 
 
+@pytest.mark.parametrize("spec", ["delaunay:5000", "ba:3000:4"])
+@pytest.mark.parametrize("float_weights", [False, True])
+def test_gather_and_bucket_contraction_are_equal(spec, float_weights, monkeypatch):
+    # small graphs take _contract_gather, large ones on few threads the bucket kernel
+    contract_module = importlib.import_module("matchpart.coarsen.contract")
+    g = load_graph(spec)
+    if float_weights:
+        g = Graph(g.indptr, g.indices, ewgt=g.ewgt / 3.0, vwgt=g.vwgt)
+    monkeypatch.setattr(contract_module, "PARALLEL_MIN_THREADS", 10**6)
+    for nc in (g.n // 2, g.n // 8):
+        mapping = np.random.default_rng(nc).integers(0, nc, g.n)
+        gathered = contract(g, mapping, nc, method="kernel")
+        monkeypatch.setattr(contract_module, "GATHER_MAX_ENTRIES", 0)
+        bucketed = contract(g, mapping, nc, method="kernel")
+        monkeypatch.setattr(contract_module, "GATHER_MAX_ENTRIES", 10**9)
+        assert_same_graph(gathered, bucketed)   # float sums too: both add in fine CSR order
+        if not float_weights:                   # (the segmented sum adds floats in another order)
+            assert_same_graph(bucketed, contract(g, mapping, nc, method="xp"))
+
+
 _THREADS_SCRIPT = """
 import hashlib, importlib, numpy as np
 cm = importlib.import_module("matchpart.coarsen.contract")

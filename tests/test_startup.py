@@ -125,6 +125,6 @@ def test_the_default_partition_compiles_one_specialisation_per_kernel(tmp_path):
     # graphs (int32 ids, int64 weights) and inside the bisection kernel on its float64 host arrays
     contraction = {name: sigs for name, sigs in many.items()
                    if name.startswith(("matchpart.coarsen.contract.", "matchpart.coarsen.rowsort."))
-                   or name == "matchpart.bisection._contract_serial"}
+                   or name == "matchpart.bisection._contract_gather"}
     assert contraction and all(len(sigs) == 2 for sigs in contraction.values())
     assert {name: sigs for name, sigs in many.items() if name not in contraction} == {}
