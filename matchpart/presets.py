@@ -13,7 +13,8 @@ class Preset:
         partitioner (recursive bisection, greedy growing + FM) is strong on graphs of a few
         hundred vertices per block and gets slow and weaker far beyond that.
     initial_tries, initial_fm_passes: greedy growings per bisection and 2-way FM passes each.
-    initial_hierarchies: independent coarsening hierarchies per multilevel bisection (best kept).
+    initial_hierarchies: independent coarsening hierarchies per multilevel bisection (best kept)
+        in the first two levels of the recursion (bisection.DEEP_BISECTION_HIERARCHIES below).
     initial_pairwise_rounds: rounds of 2-way FM between adjacent blocks of the initial partition.
     jet_patience: Jet iterations without improvement before a level's refinement stops.
     fm_passes: k-way FM passes after Jet on every level (CPU, compiled; 0 = off).
