@@ -129,7 +129,7 @@ def build_parser():
 @contextlib.contextmanager
 def _compile_notice():
     """Says once on stderr when numba starts compiling one of our kernels: the first run
-    after installing compiles them all (15-20 s of CPU) before caching them on disk,
+    after installing compiles them all (about 20 s of CPU) before caching them on disk,
     and a silent pause that long looks like a hang."""
     from numba.core import event
 
