@@ -13,7 +13,7 @@ from ..io import as_graph
 from ..jit import njit
 from . import gain_cache as gc
 from .boundary import shuffled_boundary
-from .fm2 import MIN_PASS_IMPROVEMENT, fm2_passes
+from .fm2 import MIN_PASS_IMPROVEMENT, fm2_passes, passes_end
 from .kway_fm import (LOCAL_STALL_MOVES, STALL_MOVES_FRACTION, STALL_MOVES_MIN, default_stall,
                       fm_pass, localized_round)
 from .least_loss import rebalance_if_over, serial_rebalance
@@ -52,9 +52,7 @@ def _fm(indptr, indices, ewgt, vwgt, parts, bw, maxw, passes, seed, stall, min_g
             kept += kept_local
         moves += kept
         done += 1
-        if kept == 0:
-            break
-        if host_overload(bw, maxw) >= before_over and before_cut - cut <= min_gain * max(before_cut, 1.0):
+        if passes_end(kept, bw, maxw, before_over, before_cut, cut, min_gain):
             break
     return cut, moves, done
 

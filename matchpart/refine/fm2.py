@@ -129,7 +129,7 @@ def fm2_passes(indptr, indices, ewgt, vwgt, parts, bw, maxw, passes, stall, min_
     moves kept, passes done). Each pass queues the boundary (every vertex with
     boundary_only=False) in a random order from numba's generator, which the caller seeds.
     Stops after a pass that kept no move, or that neither reduced the overload nor the cut by
-    more than ``min_gain`` of it (further passes would repeat the same local optimum).
+    more than ``min_gain`` of it (passes_end).
     """
     n = indptr.shape[0] - 1
     moves = 0
@@ -141,11 +141,16 @@ def fm2_passes(indptr, indices, ewgt, vwgt, parts, bw, maxw, passes, stall, min_
         cut, kept = fm2_pass(indptr, indices, ewgt, vwgt, parts, bw, maxw, order, stall, cut, boundary_only)
         moves += kept
         done += 1
-        if kept == 0:
-            break
-        if host_overload(bw, maxw) >= before_over and before_cut - cut <= min_gain * max(before_cut, 1.0):
+        if passes_end(kept, bw, maxw, before_over, before_cut, cut, min_gain):
             break
     return cut, moves, done
+
+
+@njit(cache=True, internal=True)
+def passes_end(kept, bw, maxw, before_over, before_cut, cut, min_gain):
+    """Whether FM's passes end after one that kept no move, or that lowered neither the
+    overload nor the cut by more than ``min_gain`` of it (the same local optimum again)."""
+    return kept == 0 or (host_overload(bw, maxw) >= before_over and before_cut - cut <= min_gain * max(before_cut, 1.0))
 
 
 @njit(cache=True, internal=True)
