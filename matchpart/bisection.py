@@ -146,11 +146,8 @@ def heavy_edge_matching(indptr, indices, ewgt, vwgt, order, cap):
 def contract(indptr, indices, ewgt, vwgt, cmap, nc):
     """Host arrays of the coarse graph C = P^T A P, diagonal dropped, rows sorted: the
     multilevel hierarchy's contraction kernel (coarsen.contract) on these small graphs."""
-    bcol = np.empty(indices.shape[0], dtype=indices.dtype)
-    bw = np.empty(indices.shape[0], dtype=ewgt.dtype)
-    cindptr, cvwgt = _contract_gather(indptr, indices, ewgt, vwgt, cmap, nc, bcol, bw)
-    size = cindptr[nc]
-    return cindptr, bcol[:size].copy(), bw[:size].copy(), cvwgt
+    return _contract_gather(indptr, indices, ewgt, vwgt, cmap, nc, np.empty(indices.shape[0], dtype=indices.dtype),
+                            np.empty(indices.shape[0], dtype=ewgt.dtype), False)   # float weights: rows sorted
 
 
 # ---- one bisection ------------------------------------------------------------------------------

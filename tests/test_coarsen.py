@@ -145,9 +145,9 @@ def test_gather_and_bucket_contraction_are_equal(spec, float_weights, monkeypatc
     for nc in (g.n // 2, g.n // 8):
         mapping = np.random.default_rng(nc).integers(0, nc, g.n)
         gathered = contract(g, mapping, nc, method="kernel")
-        monkeypatch.setattr(contract_module, "GATHER_MAX_ENTRIES", 0)
+        monkeypatch.setattr(contract_module, "GATHER_MAX_VERTICES", 0)
         bucketed = contract(g, mapping, nc, method="kernel")
-        monkeypatch.setattr(contract_module, "GATHER_MAX_ENTRIES", 10**9)
+        monkeypatch.setattr(contract_module, "GATHER_MAX_VERTICES", 10**9)
         assert_same_graph(gathered, bucketed)   # float sums too: both add in fine CSR order
         if not float_weights:                   # (the segmented sum adds floats in another order)
             assert_same_graph(bucketed, contract(g, mapping, nc, method="xp"))

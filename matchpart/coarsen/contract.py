@@ -18,14 +18,16 @@ from .rowsort import INSERTION_SORT_MAX, RANK_SORT_MAX, _rank_sort_row, _sort_ro
 # coarse ids live beside the other pairing bookkeeping; imported here, where callers look
 from .pairs import mapping_from_labels, mapping_from_matching, mapping_from_matching_xp  # noqa: F401
 
-# Up to this many fine adjacency entries the coarse rows are gathered one coarse vertex at
-# a time (_contract_gather): its members' rows are read where they lie, which costs a cache
-# miss per member once the graph is not in the caches (the bucket kernels stream the fine
-# rows in order). Whole coarsenings on one core, median of 5, against the bucket kernel
-# everywhere: 4elt 0.88 x, rgg 2^16 0.97 x, delaunay 2^16 0.98 x; a bound of 700k entries
-# (the first level of the 2^16 graphs too) gained nothing more, and on its own a first
-# level of 393k entries was contracted in 8.8 instead of 7.8 ms.
-GATHER_MAX_ENTRIES = 250_000
+# Graphs of up to this many vertices are contracted one coarse vertex at a time
+# (_contract_gather): each coarse row is gathered from its members' rows where they lie,
+# which costs a cache miss per member once the vertices' arrays outgrow the caches (the
+# bucket kernels stream the fine rows in order instead). Whole coarsenings on one core,
+# median of 5, against the bucket kernel everywhere: 4elt 0.84 x, rgg 2^16 0.93 x,
+# delaunay 2^16 1.0 x, Barabasi-Albert 2^16 0.70 x, R-MAT 2^16 0.68 x (their dense coarse
+# rows are sorted by one transposition instead of one by one, see there), delaunay 2^20
+# 1.0 x (its levels above 100k vertices stay with the buckets: gathering its first level
+# took 2.3 x as long).
+GATHER_MAX_VERTICES = 100_000
 # Below this many fine adjacency entries the kernel runs on one thread: waking the thread
 # pool costs more than the work (the bisection hierarchy of initial partitioning contracts
 # many graphs of a few hundred vertices).
@@ -82,12 +84,9 @@ def contract_arrays(arrays, mapping, n_coarse):
     # (delaunay 2^20, level 0: ~10% of the contraction)
     mapping = np.ascontiguousarray(mapping, dtype=indices.dtype)
     nc = int(n_coarse)
-    if indices.shape[0] <= GATHER_MAX_ENTRIES:
+    if indptr.shape[0] - 1 <= GATHER_MAX_VERTICES:
         bcol, bw = np.empty(indices.shape[0], dtype=indices.dtype), np.empty(indices.shape[0], dtype=ewgt.dtype)
-        cindptr, cvwgt = _contract_gather(indptr, indices, ewgt, vwgt, mapping, nc, bcol, bw)
-        bcol.resize(cindptr[nc], refcheck=False)   # (see below)
-        bw.resize(cindptr[nc], refcheck=False)
-        return cindptr, bcol, bw, cvwgt
+        return _contract_gather(indptr, indices, ewgt, vwgt, mapping, nc, bcol, bw, ewgt.dtype.kind in "iu")
     if indices.shape[0] < PARALLEL_MIN_ENTRIES or numba.get_num_threads() < PARALLEL_MIN_THREADS:
         # (the size test first: asking numba for its threads starts its thread pool)
         count, mapped, bcol, bw, slot = _serial_scratch(indices, ewgt, nc)
@@ -150,13 +149,19 @@ def _contract_serial(indptr, indices, ewgt, vwgt, mapping, nc, count, mapped, bc
 
 
 @njit(cache=True)
-def _contract_gather(indptr, indices, ewgt, vwgt, mapping, nc, bcol, bw):
+def _contract_gather(indptr, indices, ewgt, vwgt, mapping, nc, bcol, bw, by_transpose):
     """The coarse rows one coarse vertex at a time (METIS's way): walk its members' rows in
-    fine id order, merge columns through slot[d] (position of column d in the row being
-    built; positions before the row's start are stale), then sort the row. Sums run over
-    the fine entries in CSR order, as in the bucket kernels, so the result is the same.
-    bcol, bw: room for the fine entries; the coarse rows end up at their front. Returns
-    (coarse indptr, coarse vertex weights)."""
+    fine id order and merge columns through slot[d] (position of column d in the row being
+    built; positions before the row's start are stale). Sums run over the fine entries in
+    CSR order, as in the bucket kernels, so the result is the same.
+
+    Then the rows are sorted. ``by_transpose`` (integer weights): C is symmetric with exact
+    sums, so writing every entry (c, d) to row d in order of c sorts all rows in one O(nnz)
+    pass (a counting sort by column); dense coarse rows of power-law graphs cost a comparison
+    sort each otherwise (R-MAT 2^16, first levels: 25 instead of 68 ms). Float sums in another
+    order may differ in the last bit between (c, d) and (d, c), so float weights sort each
+    row. bcol, bw: scratch for the fine entries. Returns (indptr, indices, ewgt, vwgt) of C.
+    """
     n = indptr.shape[0] - 1
     first = np.zeros(nc + 1, dtype=np.int64)       # members by coarse vertex, in fine id order
     for v in range(n):
@@ -173,8 +178,6 @@ def _contract_gather(indptr, indices, ewgt, vwgt, mapping, nc, bcol, bw):
         at[c] += 1
     slot = np.full(nc, -1, dtype=np.int64)
     cindptr = np.zeros(nc + 1, dtype=np.int64)
-    tc = np.empty(RANK_SORT_MAX, dtype=bcol.dtype)
-    tw = np.empty(RANK_SORT_MAX, dtype=bw.dtype)
     top = 0
     for c in range(nc):
         start = top
@@ -192,12 +195,32 @@ def _contract_gather(indptr, indices, ewgt, vwgt, mapping, nc, bcol, bw):
                     top += 1
                 else:
                     bw[s] += ewgt[e]
-        if top - start <= RANK_SORT_MAX:
-            _rank_sort_row(bcol, bw, start, top, tc, tw)
-        else:
-            _sort_row(bcol, bw, start, top)
         cindptr[c + 1] = top
-    return cindptr, _coarse_vwgt(vwgt, mapping, nc)
+    cindices = np.empty(top, dtype=bcol.dtype)
+    cewgt = np.empty(top, dtype=bw.dtype)
+    if by_transpose:
+        for c in range(nc):
+            at[c] = cindptr[c]
+        for c in range(nc):
+            for s in range(cindptr[c], cindptr[c + 1]):
+                d = bcol[s]
+                p = at[d]
+                cindices[p] = c
+                cewgt[p] = bw[s]
+                at[d] = p + 1
+    else:
+        tc = np.empty(RANK_SORT_MAX, dtype=bcol.dtype)
+        tw = np.empty(RANK_SORT_MAX, dtype=bw.dtype)
+        for c in range(nc):
+            start, stop = cindptr[c], cindptr[c + 1]
+            if stop - start <= RANK_SORT_MAX:
+                _rank_sort_row(bcol, bw, start, stop, tc, tw)
+            else:
+                _sort_row(bcol, bw, start, stop)
+        for s in range(top):
+            cindices[s] = bcol[s]
+            cewgt[s] = bw[s]
+    return cindptr, cindices, cewgt, _coarse_vwgt(vwgt, mapping, nc)
 
 
 @njit(cache=True, parallel=True)
