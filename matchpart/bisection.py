@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .coarsen.contract import _contract_gather
+from .coarsen.gather import contract_by_gathering
 from .jit import njit
 from .refine import gain_cache as gc
 from .refine.fm2 import refine2
@@ -146,7 +146,7 @@ def heavy_edge_matching(indptr, indices, ewgt, vwgt, order, cap):
 def contract(indptr, indices, ewgt, vwgt, cmap, nc):
     """Host arrays of the coarse graph C = P^T A P, diagonal dropped, rows sorted: the
     multilevel hierarchy's contraction kernel (coarsen.contract) on these small graphs."""
-    return _contract_gather(indptr, indices, ewgt, vwgt, cmap, nc, np.empty(indices.shape[0], dtype=indices.dtype),
+    return contract_by_gathering(indptr, indices, ewgt, vwgt, cmap, nc, np.empty(indices.shape[0], dtype=indices.dtype),
                             np.empty(indices.shape[0], dtype=ewgt.dtype), False)   # float weights: rows sorted
 
 

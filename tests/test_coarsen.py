@@ -136,7 +136,7 @@ def test_parallel_contraction_equals_whole_array_formulation(spec, monkeypatch):
 @pytest.mark.parametrize("spec", ["delaunay:5000", "ba:3000:4"])
 @pytest.mark.parametrize("float_weights", [False, True])
 def test_gather_and_bucket_contraction_are_equal(spec, float_weights, monkeypatch):
-    # small graphs take _contract_gather, large ones on few threads the bucket kernel
+    # small graphs take contract_by_gathering, large ones on few threads the bucket kernel
     contract_module = importlib.import_module("matchpart.coarsen.contract")
     g = load_graph(spec)
     if float_weights:

@@ -124,7 +124,8 @@ def test_the_default_partition_compiles_one_specialisation_per_kernel(tmp_path):
     # one deliberate exception: the contraction kernel (and its parts) runs on the hierarchy's
     # graphs (int32 ids, int64 weights) and inside the bisection kernel on its float64 host arrays
     contraction = {name: sigs for name, sigs in many.items()
-                   if name.startswith(("matchpart.coarsen.contract.", "matchpart.coarsen.rowsort."))
-                   or name == "matchpart.bisection._contract_gather"}
+                   if name.startswith(("matchpart.coarsen.contract.", "matchpart.coarsen.gather.",
+                                       "matchpart.coarsen.rowsort."))
+                   or name == "matchpart.bisection.contract_by_gathering"}
     assert contraction and all(len(sigs) == 2 for sigs in contraction.values())
     assert {name: sigs for name, sigs in many.items() if name not in contraction} == {}

@@ -1,9 +1,10 @@
 """Contraction: a fine-to-coarse mapping turns a graph into its coarse graph C = P^T A P.
 
-Two formulations of one operation: on the CPU a compiled kernel (``contract_arrays``, also
-used by initial partitioning's bisection hierarchy), on the GPU a sort of the mapped
-(row, col) keys plus a segmented sum (``contract_xp``). Both give sorted coarse rows and
-exact int64 sums; a test holds them equal.
+Two formulations of one operation: on the CPU compiled kernels (``contract_arrays``: rows
+gathered per coarse vertex, gather.py, on graphs up to GATHER_MAX_VERTICES, which initial
+partitioning's bisection hierarchy uses too; the bucket kernels here above that), on the GPU
+a sort of the mapped (row, col) keys plus a segmented sum (``contract_xp``). All give sorted
+coarse rows and exact int64 sums; tests hold them equal.
 """
 from __future__ import annotations
 
@@ -14,12 +15,13 @@ from numba import prange
 from ..graph import Graph
 from ..jit import njit
 from ..prefetch import PREFETCH_DISTANCE, prefetch
+from .gather import coarse_vertex_weights, contract_by_gathering
 from .rowsort import INSERTION_SORT_MAX, RANK_SORT_MAX, _rank_sort_row, _sort_row
 # coarse ids live beside the other pairing bookkeeping; imported here, where callers look
 from .pairs import mapping_from_labels, mapping_from_matching, mapping_from_matching_xp  # noqa: F401
 
 # Graphs of up to this many vertices are contracted one coarse vertex at a time
-# (_contract_gather): each coarse row is gathered from its members' rows where they lie,
+# (gather.contract_by_gathering): each coarse row is gathered from its members' rows where they lie,
 # which costs a cache miss per member once the vertices' arrays outgrow the caches (the
 # bucket kernels stream the fine rows in order instead). Whole coarsenings on one core,
 # median of 5, against the bucket kernel everywhere: 4elt 0.84 x, rgg 2^16 0.93 x,
@@ -86,7 +88,7 @@ def contract_arrays(arrays, mapping, n_coarse):
     nc = int(n_coarse)
     if indptr.shape[0] - 1 <= GATHER_MAX_VERTICES:
         bcol, bw = np.empty(indices.shape[0], dtype=indices.dtype), np.empty(indices.shape[0], dtype=ewgt.dtype)
-        return _contract_gather(indptr, indices, ewgt, vwgt, mapping, nc, bcol, bw, ewgt.dtype.kind in "iu")
+        return contract_by_gathering(indptr, indices, ewgt, vwgt, mapping, nc, bcol, bw, ewgt.dtype.kind in "iu")
     if indices.shape[0] < PARALLEL_MIN_ENTRIES or numba.get_num_threads() < PARALLEL_MIN_THREADS:
         # (the size test first: asking numba for its threads starts its thread pool)
         count, mapped, bcol, bw, slot = _serial_scratch(indices, ewgt, nc)
@@ -145,82 +147,7 @@ def _contract_serial(indptr, indices, ewgt, vwgt, mapping, nc, count, mapped, bc
                 bcol[at + j] = bcol[start + j]
                 bw[at + j] = bw[start + j]
         at += row_len[c + 1]
-    return _prefix_in_place(row_len), _coarse_vwgt(vwgt, mapping, nc)
-
-
-@njit(cache=True)
-def _contract_gather(indptr, indices, ewgt, vwgt, mapping, nc, bcol, bw, by_transpose):
-    """The coarse rows one coarse vertex at a time (METIS's way): walk its members' rows in
-    fine id order and merge columns through slot[d] (position of column d in the row being
-    built; positions before the row's start are stale). Sums run over the fine entries in
-    CSR order, as in the bucket kernels, so the result is the same.
-
-    Then the rows are sorted. ``by_transpose`` (integer weights): C is symmetric with exact
-    sums, so writing every entry (c, d) to row d in order of c sorts all rows in one O(nnz)
-    pass (a counting sort by column); dense coarse rows of power-law graphs cost a comparison
-    sort each otherwise (R-MAT 2^16, first levels: 25 instead of 68 ms). Float sums in another
-    order may differ in the last bit between (c, d) and (d, c), so float weights sort each
-    row. bcol, bw: scratch for the fine entries. Returns (indptr, indices, ewgt, vwgt) of C.
-    """
-    n = indptr.shape[0] - 1
-    first = np.zeros(nc + 1, dtype=np.int64)       # members by coarse vertex, in fine id order
-    for v in range(n):
-        first[mapping[v] + 1] += 1
-    for c in range(nc):
-        first[c + 1] += first[c]
-    at = np.empty(nc, dtype=np.int64)
-    for c in range(nc):
-        at[c] = first[c]
-    members = np.empty(n, dtype=np.int64)
-    for v in range(n):
-        c = mapping[v]
-        members[at[c]] = v
-        at[c] += 1
-    slot = np.full(nc, -1, dtype=np.int64)
-    cindptr = np.zeros(nc + 1, dtype=np.int64)
-    top = 0
-    for c in range(nc):
-        start = top
-        for i in range(first[c], first[c + 1]):
-            v = members[i]
-            for e in range(indptr[v], indptr[v + 1]):
-                d = mapping[indices[e]]
-                if d == c:
-                    continue
-                s = slot[d]
-                if s < start:
-                    slot[d] = top
-                    bcol[top] = d
-                    bw[top] = ewgt[e]
-                    top += 1
-                else:
-                    bw[s] += ewgt[e]
-        cindptr[c + 1] = top
-    cindices = np.empty(top, dtype=bcol.dtype)
-    cewgt = np.empty(top, dtype=bw.dtype)
-    if by_transpose:
-        for c in range(nc):
-            at[c] = cindptr[c]
-        for c in range(nc):
-            for s in range(cindptr[c], cindptr[c + 1]):
-                d = bcol[s]
-                p = at[d]
-                cindices[p] = c
-                cewgt[p] = bw[s]
-                at[d] = p + 1
-    else:
-        tc = np.empty(RANK_SORT_MAX, dtype=bcol.dtype)
-        tw = np.empty(RANK_SORT_MAX, dtype=bw.dtype)
-        for c in range(nc):
-            start, stop = cindptr[c], cindptr[c + 1]
-            if stop - start <= RANK_SORT_MAX:
-                _rank_sort_row(bcol, bw, start, stop, tc, tw)
-            else:
-                _sort_row(bcol, bw, start, stop)
-        for s in range(top):
-            cindices[s] = bcol[s]
-            cewgt[s] = bw[s]
-    return cindptr, cindices, cewgt, _coarse_vwgt(vwgt, mapping, nc)
+    return _prefix_in_place(row_len), coarse_vertex_weights(vwgt, mapping, nc)
 
 
 @njit(cache=True, parallel=True)
@@ -247,7 +174,7 @@ def _contract_parallel(indptr, indices, ewgt, vwgt, mapping, nc, chunks):
     cewgt = np.empty(cindptr[nc], dtype=ewgt.dtype)
     for t in prange(chunks):
         _copy_rows(cbounds[t], cbounds[t + 1], bstart, bcol, bw, cindptr, cindices, cewgt)
-    return cindptr, cindices, cewgt, _coarse_vwgt(vwgt, mapping, nc)
+    return cindptr, cindices, cewgt, coarse_vertex_weights(vwgt, mapping, nc)
 
 
 @njit(cache=True, internal=True)
@@ -283,18 +210,6 @@ def _copy_rows(lo, hi, bstart, bcol, bw, cindptr, cindices, cewgt):
         for e in range(cindptr[c], cindptr[c + 1]):   # a loop, not slices: see _sort_row
             cindices[e] = bcol[e + shift]
             cewgt[e] = bw[e + shift]
-
-
-@njit(cache=True, internal=True)
-def _coarse_vwgt(vwgt, mapping, nc):
-    """Summed vertex weights of the coarse vertices (in fine id order)."""
-    cvwgt = np.zeros(nc, dtype=vwgt.dtype)
-    n = mapping.shape[0]
-    for v in range(n):
-        if v + PREFETCH_DISTANCE < n:
-            prefetch(cvwgt, mapping[v + PREFETCH_DISTANCE])
-        cvwgt[mapping[v]] += vwgt[v]
-    return cvwgt
 
 
 @njit(cache=True, internal=True)
