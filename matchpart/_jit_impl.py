@@ -41,12 +41,21 @@ class _TwinCache(_Cache):
     _impl_class = _TwinCacheImpl
 
 
+def _plain(t):
+    t = types.unliteral(t)
+    if isinstance(t, types.Integer) and t.signed and t.bitwidth < 64:
+        return types.int64
+    return t
+
+
 class _PlainTypesDispatcher(_Base):
-    """A CPU dispatcher that compiles calls from compiled code for unliteral argument types."""
+    """A CPU dispatcher that compiles calls from compiled code for plain argument types:
+    unliteral, and signed integer scalars as int64 (a vertex id read from an int32 index
+    array is an int64 vertex id to the callee, as a Python int is: one compilation)."""
 
     def get_call_template(self, args, kws):
-        args = tuple(types.unliteral(a) for a in args)
-        kws = {name: types.unliteral(a) for name, a in kws.items()}
+        args = tuple(_plain(a) for a in args)
+        kws = {name: _plain(a) for name, a in kws.items()}
         return super().get_call_template(args, kws)
 
     def enable_caching(self):

@@ -131,7 +131,7 @@ def heavy_edge_matching(indptr, indices, ewgt, vwgt, order, cap):
             mate[best] = v
         else:
             mate[v] = v
-    cmap = np.empty(n, dtype=np.int64)
+    cmap = np.empty(n, dtype=indices.dtype)   # coarsening's mapping dtype: one contraction signature
     nc = 0
     for v in range(n):
         if mate[v] >= v:  # v leads its pair (or is single)
@@ -146,8 +146,9 @@ def heavy_edge_matching(indptr, indices, ewgt, vwgt, order, cap):
 def contract(indptr, indices, ewgt, vwgt, cmap, nc):
     """Host arrays of the coarse graph C = P^T A P, diagonal dropped, rows sorted: the
     multilevel hierarchy's contraction kernel (coarsen.contract) on these small graphs."""
-    return contract_by_gathering(indptr, indices, ewgt, vwgt, cmap, nc, np.empty(indices.shape[0], dtype=indices.dtype),
-                            np.empty(indices.shape[0], dtype=ewgt.dtype), False)   # float weights: rows sorted
+    m = indices.shape[0]
+    return contract_by_gathering(indptr, indices, ewgt, vwgt, cmap, nc, np.empty(m, dtype=indices.dtype),
+                                 np.empty(m, dtype=ewgt.dtype), False)
 
 
 # ---- one bisection ------------------------------------------------------------------------------
@@ -198,7 +199,7 @@ def _bisect(sub, target0, maxw, tries, passes, hierarchies, first):
     cap = max(MAX_COARSE_VERTEX_FRACTION * total, heaviest)
     for _ in range(hierarchies):
         graphs = [sub]
-        cmaps = [np.empty(0, dtype=np.int64)]
+        cmaps = [np.empty(0, dtype=indices.dtype)]
         cur = sub
         while cur[0].shape[0] - 1 > BISECT_COARSEST:
             nf = cur[0].shape[0] - 1

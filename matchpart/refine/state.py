@@ -72,13 +72,15 @@ def cast_like(parts_in, parts, be):
 
 
 def host_arrays(graph):
-    """(indptr int64, indices int64, ewgt float64, vwgt float64) host arrays the kernels take.
+    """(indptr int64, indices, ewgt, vwgt) host arrays the kernels take, in the Graph's own
+    dtypes (int32 or int64 ids, int64 or float64 weights): no copy of a level per refiner,
+    and the kernels share their signatures with coarsening's (one compilation each).
 
     Accepts anything matchpart.graph.as_graph does (a Graph on any device, scipy, networkx).
     """
     g = as_graph(graph).to("cpu")
-    return (np.ascontiguousarray(g.indptr, dtype=np.int64), np.ascontiguousarray(g.indices, dtype=np.int64),
-            np.ascontiguousarray(g.ewgt, dtype=np.float64), np.ascontiguousarray(g.vwgt, dtype=np.float64))
+    return (np.ascontiguousarray(g.indptr, dtype=np.int64), np.ascontiguousarray(g.indices),
+            np.ascontiguousarray(g.ewgt), np.ascontiguousarray(g.vwgt))
 
 
 @njit(cache=True, internal=True)
@@ -175,9 +177,9 @@ def host_induced(indptr, indices, ewgt, vwgt, verts, local):
             if local[indices[e]] >= 0:
                 m += 1
     sindptr = np.zeros(ns + 1, dtype=np.int64)
-    sindices = np.empty(m, dtype=np.int64)
-    sewgt = np.empty(m, dtype=np.float64)
-    svwgt = np.empty(ns, dtype=np.float64)
+    sindices = np.empty(m, dtype=indices.dtype)
+    sewgt = np.empty(m, dtype=ewgt.dtype)
+    svwgt = np.empty(ns, dtype=vwgt.dtype)
     at = 0
     for i in range(ns):
         v = verts[i]
