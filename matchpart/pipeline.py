@@ -64,21 +64,29 @@ def _check_k_eps(k, eps, n):
 
 
 def _refine_level(graph, parts, k, lmax, preset, seed):
-    """Jet (rebalancing when overweight), then k-way FM on the CPU: a few compiled calls per level."""
+    """Jet (rebalancing when overweight), then k-way FM on the CPU: a few compiled calls per level.
+
+    Returns (parts, cut): the cut as the refiners tracked it when it is exact (integer
+    weights, CPU), else None. Reusing it saves an O(m) pass per use (the finest level's
+    cut of delaunay 2^20 took ~20 ms).
+    """
     from .refine.fm import refine_arrays
     from .refine.jet import jet_arrays
     from .refine.state import bounds_array, host_arrays
     be = graph.backend
     if be.is_gpu:
-        return _refine_level_gpu(graph, parts, k, lmax, preset, seed)
+        return _refine_level_gpu(graph, parts, k, lmax, preset, seed), None
     arrays = host_arrays(graph)               # one host copy of the level for every refiner
     maxw = bounds_array(lmax, k)
-    parts = jet_arrays(arrays, parts, maxw, seed=seed, patience=preset.jet_patience,
-                       negative_gain_factor=preset.jet_negative_gain, min_improvement=preset.jet_min_improvement)
+    parts, cut = jet_arrays(arrays, parts, maxw, seed=seed, patience=preset.jet_patience,
+                            negative_gain_factor=preset.jet_negative_gain,
+                            min_improvement=preset.jet_min_improvement)
     if preset.fm_passes:
-        refine_arrays(arrays, parts, maxw, seed=seed, passes=preset.fm_passes,   # rebalances first if needed
-                      localized=preset.fm_localized)
-    return parts
+        cut = refine_arrays(arrays, parts, maxw, seed=seed, passes=preset.fm_passes,   # rebalances first if needed
+                            localized=preset.fm_localized, cut=cut)["cut"]
+    # float sums of integer weights are exact (below 2^53); float weights are summed again
+    # by metrics.edge_cut, the owner of the reported cut
+    return parts, (int(round(cut)) if arrays[2].dtype.kind in "iu" else None)
 
 
 def _refine_level_gpu(graph, parts, k, lmax, preset, seed):
@@ -139,8 +147,8 @@ def _packing_fallback(graph, k, lmax, preset, seed):
         packed, fits = pack_decreasing(*arrays, order, none, maxw, use_edges)
         if not fits:
             continue
-        parts = _refine_level(graph, be.to_device(packed), k, lmax, preset, seed)
-        cut = metrics.edge_cut(graph, parts)
+        parts, cut = _refine_level(graph, be.to_device(packed), k, lmax, preset, seed)
+        cut = metrics.edge_cut(graph, parts) if cut is None else cut
         if best is None or cut < best[0]:
             best = (cut, parts)
     return None if best is None else best[1]
@@ -154,7 +162,8 @@ def _balanced(graph, parts, k, lmax):
 
 def _vcycle(graph, k, eps, lmax, *, matcher, rating, seed, preset, coarsening, timings, target_weights=None,
             progress=None):
-    """One multilevel run; returns (parts on the graph's backend, level summaries)."""
+    """One multilevel run; returns (parts on the graph's backend, level summaries, cut or None:
+    see _refine_level)."""
     from .initial import initial_partition
     be = graph.backend
     clusterer = cluster_mapping if coarsening == "cluster" else None
@@ -174,18 +183,19 @@ def _vcycle(graph, k, eps, lmax, *, matcher, rating, seed, preset, coarsening, t
     t2 = time.perf_counter()
     depth = len(levels) - 1
     refine = refined_levels(levels, preset.refine_edge_shrink)
-    parts = _refine_level(coarsest, parts, k, lmax, preset, seed + depth)
+    parts, cut = _refine_level(coarsest, parts, k, lmax, preset, seed + depth)
     for i in range(depth - 1, -1, -1):
         parts = parts[levels[i].mapping]          # project: a fine vertex joins its coarse vertex's block
-        if refine[i]:
+        cut = None                                # (a cut survives the projection, but is unknown when
+        if refine[i]:                             # the finest level is not refined)
             say(f"refining level {i} ({levels[i].graph.n} vertices)")
-            parts = _refine_level(levels[i].graph, parts, k, lmax, preset, seed + i)
+            parts, cut = _refine_level(levels[i].graph, parts, k, lmax, preset, seed + i)
     be.synchronize()
     t3 = time.perf_counter()
     timings["coarsening"] += t1 - t0
     timings["initial"] += t2 - t1
     timings["refinement"] += t3 - t2
-    return parts, level_summaries(levels)
+    return parts, level_summaries(levels), cut
 
 
 def _iterated_vcycle(graph, parts, k, lmax, *, matcher, rating, seed, preset, coarsening, timings):
@@ -193,6 +203,7 @@ def _iterated_vcycle(graph, parts, k, lmax, *, matcher, rating, seed, preset, co
 
     Contracting only within blocks lets the refiners see the partition on coarse graphs,
     where a move shifts whole regions at once; the caller keeps the result when it is better.
+    Returns (parts, cut or None: see _refine_level).
     """
     be = graph.backend
     clusterer = cluster_mapping if coarsening == "cluster" else None
@@ -204,15 +215,17 @@ def _iterated_vcycle(graph, parts, k, lmax, *, matcher, rating, seed, preset, co
     depth = len(levels) - 1
     refine = refined_levels(levels, preset.refine_edge_shrink)
     p = levels[-1].parts
+    cut = None
     for i in range(depth, -1, -1):
         if i < depth:
             p = p[levels[i].mapping]
+            cut = None
         if refine[i]:
-            p = _refine_level(levels[i].graph, p, k, lmax, preset, seed + i)
+            p, cut = _refine_level(levels[i].graph, p, k, lmax, preset, seed + i)
     be.synchronize()
     timings["coarsening"] += t1 - t0
     timings["refinement"] += time.perf_counter() - t1
-    return p
+    return p, cut
 
 
 def partition(graph, k, *, matcher="local_max", rating="expansion_star2", eps=0.03, seed=0,
@@ -254,28 +267,30 @@ def partition(graph, k, *, matcher="local_max", rating="expansion_star2", eps=0.
         parts = be.xp.zeros(g.n, dtype=be.xp.int64)
     else:
         best = None
-        # the cut of a run is computed only to compare runs (an O(m) pass: 5% of a default
-        # run on delaunay 2^20), and then reused for the result
+        # a run's cut comes from its refiners when they tracked it exactly; otherwise it is
+        # computed (an O(m) pass: 5% of a default run on delaunay 2^20) only to compare runs.
+        # Either way the result reuses it
         compare = pre.cycles > 1 or pre.vcycles > 0
         for cycle in range(pre.cycles):
             cycle_seed = int(seed) + 7919 * cycle
-            p, lv = _vcycle(g, k, eps, lmax, matcher=matcher, rating=rating, seed=cycle_seed,
-                            preset=pre, coarsening=coarsening, timings=timings, target_weights=target_weights,
-                            progress=progress)
-            score = (not _balanced(g, p, k, lmax), metrics.edge_cut(g, p) if compare else 0)
+            p, lv, run_cut = _vcycle(g, k, eps, lmax, matcher=matcher, rating=rating, seed=cycle_seed,
+                                     preset=pre, coarsening=coarsening, timings=timings,
+                                     target_weights=target_weights, progress=progress)
+            if run_cut is None and compare:
+                run_cut = metrics.edge_cut(g, p)
+            score = (not _balanced(g, p, k, lmax), run_cut)
             if best is None or score < best[0]:
                 best = (score, p, lv)
         (unbalanced, cut), parts, levels = best
         for v in range(pre.vcycles):
             v_seed = int(seed) + 104729 * (v + 1)
-            p = _iterated_vcycle(g, parts, k, lmax, matcher=matcher, rating=rating, seed=v_seed,
-                                 preset=pre, coarsening=coarsening, timings=timings)
-            score = (not _balanced(g, p, k, lmax), metrics.edge_cut(g, p))
+            p, run_cut = _iterated_vcycle(g, parts, k, lmax, matcher=matcher, rating=rating, seed=v_seed,
+                                          preset=pre, coarsening=coarsening, timings=timings)
+            score = (not _balanced(g, p, k, lmax), metrics.edge_cut(g, p) if run_cut is None else run_cut)
             if score < best[0]:
                 best = (score, p, levels)
                 parts = p
         (unbalanced, cut) = best[0]
-        cut = cut if compare else None
         if unbalanced and metrics.infeasibility_proof(be.to_host(g.vwgt), k, lmax) is None:
             p = _packing_fallback(g, k, lmax, pre, seed)
             if p is not None and _balanced(g, p, k, lmax):

@@ -64,9 +64,12 @@ PRESETS = {
     # (against 0.75: 0.997x the cut in 0.95x the time, peers instances, 2 seeds); refines a
     # level only when it has at most 0.4 x the edges of the last refined one (about every
     # other level of a mesh) with Jet patience 3: 0.84x the time for 1.017x the cut (peers
-    # instances, 3 seeds; 0.25: 0.85x for 1.024x; patience 4: 0.87x for 1.015x)
+    # instances, 3 seeds; 0.25: 0.85x for 1.024x; patience 4: 0.87x for 1.015x); then
+    # patience 2: 0.90-0.93x the time for 1.002x the cut (3 seeds, two runs each; also
+    # coarsen_per_block 15: another 0.98x for 1.0035x; 1 initial try: 0.95x for 1.022x;
+    # 2 initial FM passes: 1.0x for 1.0055x)
     "fast": Preset("fast", coarsen_per_block=20, coarsen_min=160, initial_tries=2, initial_fm_passes=4,
-                   jet_patience=3, fm_passes=0, cycles=1, initial_hierarchies=1, initial_pairwise_rounds=0,
+                   jet_patience=2, fm_passes=0, cycles=1, initial_hierarchies=1, initial_pairwise_rounds=0,
                    jet_negative_gain=0.5, refine_edge_shrink=0.4),
     # default: Jet plus one compiled FM pass on every refined level (CPU runs only: on the GPU the
     # V-cycle stays on the device and Jet alone refines). Measured choices:
@@ -90,15 +93,18 @@ PRESETS = {
     "default": Preset("default", coarsen_per_block=20, coarsen_min=160, initial_tries=4,
                       initial_fm_passes=4, jet_patience=3, fm_passes=1, cycles=1, fm_localized=False,
                       initial_hierarchies=2, initial_pairwise_rounds=1, jet_negative_gain=0.5),
-    # strong: the default preset, then three iterated V-cycles on its partition (coarsen
-    # inside the blocks, refine back up), FM on the GPU too. Measured against METIS over the
-    # peers instances (one run each, process CPU, one thread): 0.875 x METIS's cut at 7.2 x
-    # its time (gmean over instances where METIS takes >= 10 ms); with 2 V-cycles and 2 FM
-    # passes 0.879 x at 6.1 x; with 1 V-cycle and localized FM 0.879 x at 8.9 x. The earlier
+    # strong: the better of two default runs, then two iterated V-cycles on it (coarsen
+    # inside the blocks, refine back up), FM on the GPU too. Measured over the peers
+    # instances where METIS takes >= 10 ms (process CPU, one thread, 3 seeds; cut as
+    # gmean of the mean cut / METIS's): one run and three V-cycles gave 0.889 (seeds 0-2) and
+    # 0.885 (seeds 3-5); two runs and two V-cycles 0.882 and 0.877 in 1.17 x and 1.07 x the
+    # time; two runs and three V-cycles 0.878 in 1.39 x; three runs and one V-cycle 0.887
+    # in 1.27 x; localized FM 0.878 in 2.5 x; 8 initial tries on top 0.880 in 1.26 x.
+    # Earlier (one run each): with 2 V-cycles and 2 FM passes 0.879 x at 6.1 x; the earlier
     # strong preset (16 tries, Jet patience 12, 2 localized FM passes, the better of 2 runs,
     # then 2 V-cycles) reached 0.852 x at 30 x.
     "strong": Preset("strong", coarsen_per_block=20, coarsen_min=160, initial_tries=4,
-                     initial_fm_passes=4, jet_patience=3, fm_passes=1, cycles=1, vcycles=3,
+                     initial_fm_passes=4, jet_patience=3, fm_passes=1, cycles=2, vcycles=2,
                      fm_localized=False, fm_on_gpu=True, initial_hierarchies=2, initial_pairwise_rounds=1,
                      jet_negative_gain=0.5),
 }

@@ -72,15 +72,16 @@ def _check_parts(parts, n, k):
 
 @njit(cache=True)
 def refine_nb(indptr, indices, ewgt, vwgt, parts, maxw, passes, seed, stall, rebalance, boundary_only,
-              local_stall, cache):
+              local_stall, cache, known_cut):
     """refine_arrays as one compiled call: rebalance if overweight, then FM passes; in place.
 
     ``cache``: a gain cache (gain_cache.new_cache) whose entries are all unbuilt; they are left
     unbuilt again on return, so a caller may reuse it for the next call on the same graph.
+    ``known_cut``: the input's cut when the caller has it (>= 0), else -1 (computed here).
     Returns (initial cut, cut, moves, passes done, rebalance moves, overload).
     """
     bw = host_block_weights(parts, vwgt, maxw.shape[0])
-    initial_cut = host_cut(indptr, indices, ewgt, parts)
+    initial_cut = known_cut if known_cut >= 0 else host_cut(indptr, indices, ewgt, parts)
     rb_moves = rebalance_if_over(indptr, indices, ewgt, vwgt, parts, bw, maxw, seed, cache) if rebalance else 0
     cut = initial_cut if rb_moves == 0 else host_cut(indptr, indices, ewgt, parts)
     cut, moves, done = _fm(indptr, indices, ewgt, vwgt, parts, bw, maxw, passes, seed, stall,
@@ -90,11 +91,12 @@ def refine_nb(indptr, indices, ewgt, vwgt, parts, maxw, passes, seed, stall, reb
 
 
 def refine_arrays(arrays, parts, maxw, *, seed=0, passes=4, stall=None, rebalance=True, boundary_only=True,
-                  localized=True):
+                  localized=True, cut=None):
     """FM on host arrays (see host_arrays) with per-block bounds ``maxw``; parts is changed in place.
 
     boundary_only=False queues every vertex in 2-way FM (for small, possibly disconnected graphs);
-    localized adds localized multi-try rounds to k-way passes (k > 2).
+    localized adds localized multi-try rounds to k-way passes (k > 2). ``cut``: the cut of
+    ``parts`` when known (Jet returns it), which saves an O(m) pass.
     Returns a dict: cut, initial_cut, moves, passes, rebalance_moves, overload (sum over blocks of
     weight above its bound; 0 means balanced).
     """
@@ -104,7 +106,7 @@ def refine_arrays(arrays, parts, maxw, *, seed=0, passes=4, stall=None, rebalanc
     stall = default_stall(n, STALL_MOVES_MIN) if stall is None else int(stall)
     initial_cut, cut, moves, done, rb_moves, over = refine_nb(
         indptr, indices, ewgt, vwgt, parts, maxw, int(passes), int(seed) % 2**31, stall, bool(rebalance),
-        bool(boundary_only), LOCAL_STALL_MOVES if localized else 0, cache)
+        bool(boundary_only), LOCAL_STALL_MOVES if localized else 0, cache, -1.0 if cut is None else float(cut))
     return {"cut": cut, "initial_cut": initial_cut, "moves": int(moves), "passes": int(done),
             "rebalance_moves": int(rb_moves), "overload": float(over)}
 

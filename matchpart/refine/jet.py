@@ -72,7 +72,7 @@ def jet_refine(graph, parts, k, max_block_weight, *, seed=0, max_iterations=MAX_
         return cast_like(parts, p, be)
     if method == "numba":
         maxw = bounds_array(max_block_weight, k)
-        best = jet_arrays(host_arrays(graph), p, maxw, seed=seed, max_iterations=max_iterations,
+        best, _ = jet_arrays(host_arrays(graph), p, maxw, seed=seed, max_iterations=max_iterations,
                           patience=patience, negative_gain_factor=negative_gain_factor,
                           min_improvement=min_improvement)
         return cast_like(parts, best, be)
@@ -86,6 +86,8 @@ def jet_arrays(arrays, parts, maxw, *, seed=0, max_iterations=MAX_ITERATIONS, pa
     """Jet on host arrays (see fm.host_arrays) with per-block bounds maxw; parts is not modified.
 
     The pipeline's entry: no validation (the caller owns the arrays), one compiled call.
+    Returns (best partition, its cut as a float): the next refiner starts from that cut
+    rather than an O(m) pass of its own.
     """
     indptr, indices, ewgt, vwgt = arrays
     return jet_nb(indptr, indices, ewgt, vwgt, parts.copy(), maxw, int(seed), int(max_iterations),
@@ -159,7 +161,8 @@ def _lp_moves_nb(indptr, indices, ewgt, parts, bnd, nb, dest, conn_dest, conn_ow
 
 @njit(cache=True)
 def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience, c, min_improvement):
-    """The loop of _jet_xp as one kernel (p is changed); returns the best partition seen.
+    """The loop of _jet_xp as one kernel (p is changed); returns the best partition seen and
+    its cut (float; exact for integer weights).
 
     Each iteration scans the boundary vertices only (interior ones have no move), kept in a
     list that the moved vertices' neighbourhoods extend: O(boundary) instead of O(m) work.
@@ -246,7 +249,7 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
                 changed_list[nchanged] = v
                 nchanged += 1
         nb = extend_boundary(indptr, indices, moved, 0, nm, bnd, nb, in_list)
-    return best
+    return best, best_cut
 
 
 # ---- whole-array formulation (numpy or cupy; the GPU's) ---------------------------------------
