@@ -78,12 +78,12 @@ def _refine_level(graph, parts, k, lmax, preset, seed):
         return _refine_level_gpu(graph, parts, k, lmax, preset, seed), None
     arrays = host_arrays(graph)               # one host copy of the level for every refiner
     maxw = bounds_array(lmax, k)
-    parts, cut = jet_arrays(arrays, parts, maxw, seed=seed, patience=preset.jet_patience,
-                            negative_gain_factor=preset.jet_negative_gain,
-                            min_improvement=preset.jet_min_improvement)
+    parts, cut, boundary = jet_arrays(arrays, parts, maxw, seed=seed, patience=preset.jet_patience,
+                                      negative_gain_factor=preset.jet_negative_gain,
+                                      min_improvement=preset.jet_min_improvement)
     if preset.fm_passes:
         cut = refine_arrays(arrays, parts, maxw, seed=seed, passes=preset.fm_passes,   # rebalances first if needed
-                            localized=preset.fm_localized, cut=cut)["cut"]
+                            localized=preset.fm_localized, cut=cut, boundary_hint=boundary)["cut"]
     # float sums of integer weights are exact (below 2^53); float weights are summed again
     # by metrics.edge_cut, the owner of the reported cut
     return parts, (int(round(cut)) if arrays[2].dtype.kind in "iu" else None)

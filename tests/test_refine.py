@@ -215,6 +215,35 @@ def test_jet_balances_an_unbalanced_input(seed, n, k):
     assert metrics.block_weights(g, out, k).max() <= lmax
 
 
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(2, 60), k=st.integers(2, 6),
+       p=st.floats(0.02, 0.4), max_vw=st.integers(1, 4), max_ew=st.integers(1, 5), unbalanced=st.booleans())
+def test_jet_hands_on_its_cut_and_a_boundary_superset(seed, n, k, p, max_vw, max_ew, unbalanced):
+    # what the pipeline's next refiner starts from instead of O(m) passes of its own: the
+    # best partition's exact cut, and flags covering every vertex on its boundary; FM given
+    # both ends exactly where FM computing them itself ends
+    from matchpart.refine.fm import refine_arrays
+    from matchpart.refine.jet import jet_arrays
+    from matchpart.refine.state import bounds_array, host_arrays
+    g = random_graph(seed, n, p, max_ew=max_ew, max_vw=max_vw)
+    lmax = math.ceil(g.total_vwgt / k) + int(g.vwgt.max())
+    rng = np.random.default_rng(seed)
+    start = np.zeros(n, dtype=np.int64) if unbalanced else rng.integers(0, k, size=n)
+    arrays, maxw = host_arrays(g), bounds_array(lmax, k)
+    best, cut, flags = jet_arrays(arrays, start, maxw, seed=seed, patience=2)
+    assert cut == metrics.edge_cut(g, best)
+    A = g.to_scipy().tocoo()
+    on_boundary = np.zeros(n, dtype=bool)
+    on_boundary[A.row[best[A.row] != best[A.col]]] = True
+    assert flags.dtype == np.bool_ and flags.shape == (n,)
+    assert not (on_boundary & ~flags).any()
+    plain, hinted = best.copy(), best.copy()
+    a = refine_arrays(arrays, plain, maxw, seed=seed, passes=2, localized=False)
+    b = refine_arrays(arrays, hinted, maxw, seed=seed, passes=2, localized=False, cut=cut, boundary_hint=flags)
+    assert np.array_equal(plain, hinted) and a == b
+    assert a["cut"] == metrics.edge_cut(g, plain)
+
+
 def test_jet_matches_brute_force_optimum_on_tiny_graph():
     # a path of 6 unit vertices, k=2, Lmax=3: the optimum cut is 1 (split in the middle)
     g = Graph.from_edges(np.arange(5), np.arange(1, 6), n=6)

@@ -12,7 +12,7 @@ from ..errors import MatchpartError
 from ..io import as_graph
 from ..jit import njit
 from . import gain_cache as gc
-from .boundary import shuffled_boundary
+from .boundary import shuffled_boundary, shuffled_boundary_within
 from .fm2 import MIN_PASS_IMPROVEMENT, fm2_passes, passes_end
 from .kway_fm import (LOCAL_STALL_MOVES, STALL_MOVES_FRACTION, STALL_MOVES_MIN, default_stall,
                       fm_pass, localized_round)
@@ -27,14 +27,16 @@ __all__ = ["kway_fm", "fm_bisection", "pairwise_fm", "rebalance", "refine_arrays
 
 @njit(cache=True, internal=True)
 def _fm(indptr, indices, ewgt, vwgt, parts, bw, maxw, passes, seed, stall, min_gain, boundary_only,
-        local_stall, cache, cut):
+        local_stall, cache, cut, hint):
     """Up to ``passes`` FM passes from a partition of cut ``cut``; returns (cut, moves, passes done).
 
     Each pass queues the boundary vertices (every vertex for a 2-way pass with
     boundary_only=False) in a random order (it decides ties between equal gains), drawn here
     from numba's generator seeded with ``seed``: one compiled call, no per-pass arrays from
     Python. A k-way pass (k > 2) is a global pass followed, when local_stall > 0, by a round
-    of localized multi-try searches; two blocks get fm2's passes.
+    of localized multi-try searches; two blocks get fm2's passes. ``hint``: flags of a
+    superset of the boundary of ``parts`` for the first pass (see
+    boundary.shuffled_boundary_within), or an empty array.
     """
     np.random.seed(seed)
     if bw.shape[0] == 2:
@@ -44,8 +46,9 @@ def _fm(indptr, indices, ewgt, vwgt, parts, bw, maxw, passes, seed, stall, min_g
     for p in range(passes):
         before_cut = cut
         before_over = host_overload(bw, maxw)
-        cut, kept = fm_pass(indptr, indices, ewgt, vwgt, parts, bw, maxw, shuffled_boundary(indptr, indices, parts),
-                            stall, cut, cache)
+        queue = shuffled_boundary_within(indptr, indices, parts, hint) if p == 0 else \
+            shuffled_boundary(indptr, indices, parts)
+        cut, kept = fm_pass(indptr, indices, ewgt, vwgt, parts, bw, maxw, queue, stall, cut, cache)
         if local_stall > 0:
             cut, kept_local = localized_round(indptr, indices, ewgt, vwgt, parts, bw, maxw,
                                               shuffled_boundary(indptr, indices, parts), local_stall, cut, cache)
@@ -72,31 +75,35 @@ def _check_parts(parts, n, k):
 
 @njit(cache=True)
 def refine_nb(indptr, indices, ewgt, vwgt, parts, maxw, passes, seed, stall, rebalance, boundary_only,
-              local_stall, cache, known_cut):
+              local_stall, cache, known_cut, hint):
     """refine_arrays as one compiled call: rebalance if overweight, then FM passes; in place.
 
     ``cache``: a gain cache (gain_cache.new_cache) whose entries are all unbuilt; they are left
     unbuilt again on return, so a caller may reuse it for the next call on the same graph.
     ``known_cut``: the input's cut when the caller has it (>= 0), else -1 (computed here).
+    ``hint``: flags of a superset of the input's boundary, or an empty array (see _fm).
     Returns (initial cut, cut, moves, passes done, rebalance moves, overload).
     """
     bw = host_block_weights(parts, vwgt, maxw.shape[0])
     initial_cut = known_cut if known_cut >= 0 else host_cut(indptr, indices, ewgt, parts)
     rb_moves = rebalance_if_over(indptr, indices, ewgt, vwgt, parts, bw, maxw, seed, cache) if rebalance else 0
     cut = initial_cut if rb_moves == 0 else host_cut(indptr, indices, ewgt, parts)
+    # rebalancing moved vertices whose neighbourhoods the hint may miss
+    first_hint = hint if rb_moves == 0 else np.empty(0, dtype=np.bool_)
     cut, moves, done = _fm(indptr, indices, ewgt, vwgt, parts, bw, maxw, passes, seed, stall,
-                           MIN_PASS_IMPROVEMENT, boundary_only, local_stall, cache, cut)
+                           MIN_PASS_IMPROVEMENT, boundary_only, local_stall, cache, cut, first_hint)
     gc.reset(cache)
     return initial_cut, cut, moves, done, rb_moves, host_overload(bw, maxw)
 
 
 def refine_arrays(arrays, parts, maxw, *, seed=0, passes=4, stall=None, rebalance=True, boundary_only=True,
-                  localized=True, cut=None):
+                  localized=True, cut=None, boundary_hint=None):
     """FM on host arrays (see host_arrays) with per-block bounds ``maxw``; parts is changed in place.
 
     boundary_only=False queues every vertex in 2-way FM (for small, possibly disconnected graphs);
     localized adds localized multi-try rounds to k-way passes (k > 2). ``cut``: the cut of
-    ``parts`` when known (Jet returns it), which saves an O(m) pass.
+    ``parts`` when known (Jet returns it), which saves an O(m) pass; ``boundary_hint``: bool
+    flags of a superset of its boundary (Jet returns them too), which saves most of another.
     Returns a dict: cut, initial_cut, moves, passes, rebalance_moves, overload (sum over blocks of
     weight above its bound; 0 means balanced).
     """
@@ -106,7 +113,8 @@ def refine_arrays(arrays, parts, maxw, *, seed=0, passes=4, stall=None, rebalanc
     stall = default_stall(n, STALL_MOVES_MIN) if stall is None else int(stall)
     initial_cut, cut, moves, done, rb_moves, over = refine_nb(
         indptr, indices, ewgt, vwgt, parts, maxw, int(passes), int(seed) % 2**31, stall, bool(rebalance),
-        bool(boundary_only), LOCAL_STALL_MOVES if localized else 0, cache, -1.0 if cut is None else float(cut))
+        bool(boundary_only), LOCAL_STALL_MOVES if localized else 0, cache, -1.0 if cut is None else float(cut),
+        np.empty(0, dtype=np.bool_) if boundary_hint is None else boundary_hint)
     return {"cut": cut, "initial_cut": initial_cut, "moves": int(moves), "passes": int(done),
             "rebalance_moves": int(rb_moves), "overload": float(over)}
 

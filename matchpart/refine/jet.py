@@ -72,7 +72,7 @@ def jet_refine(graph, parts, k, max_block_weight, *, seed=0, max_iterations=MAX_
         return cast_like(parts, p, be)
     if method == "numba":
         maxw = bounds_array(max_block_weight, k)
-        best, _ = jet_arrays(host_arrays(graph), p, maxw, seed=seed, max_iterations=max_iterations,
+        best, _, _ = jet_arrays(host_arrays(graph), p, maxw, seed=seed, max_iterations=max_iterations,
                           patience=patience, negative_gain_factor=negative_gain_factor,
                           min_improvement=min_improvement)
         return cast_like(parts, best, be)
@@ -86,8 +86,8 @@ def jet_arrays(arrays, parts, maxw, *, seed=0, max_iterations=MAX_ITERATIONS, pa
     """Jet on host arrays (see fm.host_arrays) with per-block bounds maxw; parts is not modified.
 
     The pipeline's entry: no validation (the caller owns the arrays), one compiled call.
-    Returns (best partition, its cut as a float): the next refiner starts from that cut
-    rather than an O(m) pass of its own.
+    Returns (best partition, its cut as a float, flags of a superset of its boundary): the
+    next refiner starts from that cut and boundary rather than O(m) passes of its own.
     """
     indptr, indices, ewgt, vwgt = arrays
     return jet_nb(indptr, indices, ewgt, vwgt, parts.copy(), maxw, int(seed), int(max_iterations),
@@ -161,8 +161,8 @@ def _lp_moves_nb(indptr, indices, ewgt, parts, bnd, nb, dest, conn_dest, conn_ow
 
 @njit(cache=True)
 def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience, c, min_improvement):
-    """The loop of _jet_xp as one kernel (p is changed); returns the best partition seen and
-    its cut (float; exact for integer weights).
+    """The loop of _jet_xp as one kernel (p is changed); returns the best partition seen, its
+    cut (float; exact for integer weights) and bool flags of a superset of its boundary.
 
     Each iteration scans the boundary vertices only (interior ones have no move), kept in a
     list that the moved vertices' neighbourhoods extend: O(boundary) instead of O(m) work.
@@ -174,9 +174,11 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
     cand = np.zeros(n, dtype=np.bool_)
     bnd = np.empty(n, dtype=np.int64)
     moved = np.empty(n, dtype=np.int64)
-    dest = np.full(n, -1, dtype=np.int64)
-    conn_dest = np.zeros(n, dtype=ewgt.dtype)
-    conn_own = np.zeros(n, dtype=ewgt.dtype)
+    # read only for listed vertices, which every _scan writes first: no fill (three n-long
+    # writes were ~5% of a fine level's Jet on delaunay 2^20)
+    dest = np.empty(n, dtype=np.int64)
+    conn_dest = np.empty(n, dtype=ewgt.dtype)
+    conn_own = np.empty(n, dtype=ewgt.dtype)
     acc = np.zeros(k, dtype=ewgt.dtype)
     touched = np.empty(k, dtype=np.int64)
     everywhere = np.ones(k, dtype=np.bool_)
@@ -189,7 +191,9 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
     changed = np.zeros(n, dtype=np.bool_)
     changed_list = np.empty(n, dtype=np.int64)
     nchanged = 0
-    members = block_members(p, k)
+    # block member lists: built when first rebalancing (many levels never do), then kept up to date
+    members = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
+    have_members = False
     nb = boundary_from_scratch(indptr, indices, p, bnd, in_list)
     bw = host_block_weights(p, vwgt, k)
     nm = 0                                   # vertices moved (and locked) by the last iteration
@@ -199,8 +203,10 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
     stale = 0
     for it in range(max_iterations + 1):
         if host_overload(bw, maxw) > 0:
-            if wdeg.shape[0] == 0:
+            if not have_members:
                 wdeg = host_weighted_degree(indptr, ewgt)
+                members = block_members(p, k)
+                have_members = True
             bw, nb = rebalance_nb(indptr, indices, ewgt, vwgt, p, maxw, seed + 7919 * it, _REBALANCE_ROUNDS,
                                   log, nlog, logged, wdeg, bnd, nb, in_list, members)
             for i in range(nlog[0]):
@@ -241,7 +247,8 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
             v = moved[i]
             bw[p[v]] -= vwgt[v]
             bw[dest[v]] += vwgt[v]
-            relink(v, p[v], dest[v], members)
+            if have_members:
+                relink(v, p[v], dest[v], members)
             p[v] = dest[v]
             locked[v] = True
             if not changed[v]:
@@ -249,7 +256,10 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
                 changed_list[nchanged] = v
                 nchanged += 1
         nb = extend_boundary(indptr, indices, moved, 0, nm, bnd, nb, in_list)
-    return best, best_cut
+    # the list covers p's boundary; best differs from p only on the vertices changed since it
+    # was taken, so those and their neighbours cover the rest of best's boundary
+    extend_boundary(indptr, indices, changed_list, 0, nchanged, bnd, nb, in_list)
+    return best, best_cut, in_list
 
 
 # ---- whole-array formulation (numpy or cupy; the GPU's) ---------------------------------------
