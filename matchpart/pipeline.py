@@ -63,30 +63,54 @@ def _check_k_eps(k, eps, n):
     return k, float(eps)
 
 
-def _refine_level(graph, parts, k, lmax, preset, seed):
+def _refine_level(graph, parts, k, lmax, preset, seed, boundary=None):
     """Jet (rebalancing when overweight), then k-way FM on the CPU: a few compiled calls per level.
 
-    Returns (parts, cut): the cut as the refiners tracked it when it is exact (integer
-    weights, CPU), else None. Reusing it saves an O(m) pass per use (the finest level's
-    cut of delaunay 2^20 took ~20 ms).
+    Returns (parts, cut, boundary): the cut as the refiners tracked it when it is exact
+    (integer weights, CPU), else None; bool flags of a superset of the result's boundary
+    (CPU), else None. ``boundary``: such flags for the input (the coarser level's, projected).
+    Handing these on saves O(m) passes: on delaunay 2^20 each took ~20 ms on the finest level.
     """
     from .refine.fm import refine_arrays
     from .refine.jet import jet_arrays
     from .refine.state import bounds_array, host_arrays
     be = graph.backend
     if be.is_gpu:
-        return _refine_level_gpu(graph, parts, k, lmax, preset, seed), None
+        return _refine_level_gpu(graph, parts, k, lmax, preset, seed), None, None
     arrays = host_arrays(graph)               # one host copy of the level for every refiner
     maxw = bounds_array(lmax, k)
     parts, cut, boundary = jet_arrays(arrays, parts, maxw, seed=seed, patience=preset.jet_patience,
                                       negative_gain_factor=preset.jet_negative_gain,
-                                      min_improvement=preset.jet_min_improvement)
+                                      min_improvement=preset.jet_min_improvement, boundary_hint=boundary)
     if preset.fm_passes:
         cut = refine_arrays(arrays, parts, maxw, seed=seed, passes=preset.fm_passes,   # rebalances first if needed
                             localized=preset.fm_localized, cut=cut, boundary_hint=boundary)["cut"]
     # float sums of integer weights are exact (below 2^53); float weights are summed again
     # by metrics.edge_cut, the owner of the reported cut
-    return parts, (int(round(cut)) if arrays[2].dtype.kind in "iu" else None)
+    return parts, (int(round(cut)) if arrays[2].dtype.kind in "iu" else None), boundary
+
+
+def _uncoarsen(levels, parts, k, lmax, preset, seed, say=None):
+    """Refine the coarsest level's partition ``parts``, then project it level by level to the
+    finest, refining the levels that pipeline.refined_levels picks; returns (parts, cut or None).
+
+    A projection keeps the cut (contraction sums the weights of the edges it merges) and
+    maps boundary flags along with the blocks (a fine vertex on the boundary belongs to a
+    coarse one on it).
+    """
+    refine = refined_levels(levels, preset.refine_edge_shrink)
+    depth = len(levels) - 1
+    cut = boundary = None
+    for i in range(depth, -1, -1):
+        if i < depth:
+            mapping = levels[i].mapping
+            parts = parts[mapping]                # a fine vertex joins its coarse vertex's block
+            boundary = None if boundary is None else boundary[mapping]
+        if refine[i]:
+            if say is not None and i < depth:
+                say(f"refining level {i} ({levels[i].graph.n} vertices)")
+            parts, cut, boundary = _refine_level(levels[i].graph, parts, k, lmax, preset, seed + i, boundary)
+    return parts, cut
 
 
 def _refine_level_gpu(graph, parts, k, lmax, preset, seed):
@@ -147,7 +171,7 @@ def _packing_fallback(graph, k, lmax, preset, seed):
         packed, fits = pack_decreasing(*arrays, order, none, maxw, use_edges)
         if not fits:
             continue
-        parts, cut = _refine_level(graph, be.to_device(packed), k, lmax, preset, seed)
+        parts, cut, _ = _refine_level(graph, be.to_device(packed), k, lmax, preset, seed)
         cut = metrics.edge_cut(graph, parts) if cut is None else cut
         if best is None or cut < best[0]:
             best = (cut, parts)
@@ -181,15 +205,7 @@ def _vcycle(graph, k, eps, lmax, *, matcher, rating, seed, preset, coarsening, t
                               pairwise_rounds=preset.initial_pairwise_rounds, target_weights=target_weights)
     parts = be.to_device(np.asarray(parts, dtype=np.int64))
     t2 = time.perf_counter()
-    depth = len(levels) - 1
-    refine = refined_levels(levels, preset.refine_edge_shrink)
-    parts, cut = _refine_level(coarsest, parts, k, lmax, preset, seed + depth)
-    for i in range(depth - 1, -1, -1):
-        parts = parts[levels[i].mapping]          # project: a fine vertex joins its coarse vertex's block
-        cut = None                                # (a cut survives the projection, but is unknown when
-        if refine[i]:                             # the finest level is not refined)
-            say(f"refining level {i} ({levels[i].graph.n} vertices)")
-            parts, cut = _refine_level(levels[i].graph, parts, k, lmax, preset, seed + i)
+    parts, cut = _uncoarsen(levels, parts, k, lmax, preset, seed, say)
     be.synchronize()
     t3 = time.perf_counter()
     timings["coarsening"] += t1 - t0
@@ -212,16 +228,7 @@ def _iterated_vcycle(graph, parts, k, lmax, *, matcher, rating, seed, preset, co
                      clusterer=clusterer, parts=parts)
     be.synchronize()
     t1 = time.perf_counter()
-    depth = len(levels) - 1
-    refine = refined_levels(levels, preset.refine_edge_shrink)
-    p = levels[-1].parts
-    cut = None
-    for i in range(depth, -1, -1):
-        if i < depth:
-            p = p[levels[i].mapping]
-            cut = None
-        if refine[i]:
-            p, cut = _refine_level(levels[i].graph, p, k, lmax, preset, seed + i)
+    p, cut = _uncoarsen(levels, levels[-1].parts, k, lmax, preset, seed)
     be.synchronize()
     timings["coarsening"] += t1 - t0
     timings["refinement"] += time.perf_counter() - t1

@@ -242,6 +242,14 @@ def test_jet_hands_on_its_cut_and_a_boundary_superset(seed, n, k, p, max_vw, max
     b = refine_arrays(arrays, hinted, maxw, seed=seed, passes=2, localized=False, cut=cut, boundary_hint=flags)
     assert np.array_equal(plain, hinted) and a == b
     assert a["cut"] == metrics.edge_cut(g, plain)
+    # FM extends the flags to the boundary of its result: the next finer level's hint
+    on_boundary[:] = False
+    on_boundary[A.row[hinted[A.row] != hinted[A.col]]] = True
+    assert not (on_boundary & ~flags).any()
+    # and Jet started from such flags lists the same boundary as from none
+    again, cut2, _ = jet_arrays(arrays, hinted, maxw, seed=seed, patience=2, boundary_hint=flags.copy())
+    assert np.array_equal(again, jet_arrays(arrays, hinted, maxw, seed=seed, patience=2)[0])
+    assert cut2 == metrics.edge_cut(g, again)
 
 
 def test_jet_matches_brute_force_optimum_on_tiny_graph():

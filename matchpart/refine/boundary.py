@@ -49,15 +49,28 @@ def shuffled_boundary_within(indptr, indices, parts, hint):
 
 
 @njit(cache=True, internal=True)
-def boundary_from_scratch(indptr, indices, parts, listed, in_list):
-    """List every boundary vertex in id order; returns how many."""
+def boundary_from_scratch(indptr, indices, parts, listed, in_list, hint):
+    """List every boundary vertex in id order; returns how many. ``hint``: flags of a superset
+    of the boundary (only those vertices are tested), or an empty array (all are)."""
+    every = hint.shape[0] == 0
     nb = 0
     for v in range(parts.shape[0]):
-        in_list[v] = on_boundary(v, indptr, indices, parts)
+        in_list[v] = (every or hint[v]) and on_boundary(v, indptr, indices, parts)
         if in_list[v]:
             listed[nb] = v
             nb += 1
     return nb
+
+
+@njit(cache=True, internal=True)
+def cover_changes(indptr, indices, before, after, flags):
+    """Flag every vertex whose block differs between ``before`` and ``after``, and its
+    neighbours: flags that covered the boundary of ``before`` then cover that of ``after``."""
+    for v in range(after.shape[0]):
+        if after[v] != before[v]:
+            flags[v] = True
+            for e in range(indptr[v], indptr[v + 1]):
+                flags[indices[e]] = True
 
 
 @njit(cache=True, internal=True)

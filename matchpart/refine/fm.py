@@ -12,7 +12,7 @@ from ..errors import MatchpartError
 from ..io import as_graph
 from ..jit import njit
 from . import gain_cache as gc
-from .boundary import shuffled_boundary, shuffled_boundary_within
+from .boundary import cover_changes, shuffled_boundary, shuffled_boundary_within
 from .fm2 import MIN_PASS_IMPROVEMENT, fm2_passes, passes_end
 from .kway_fm import (LOCAL_STALL_MOVES, STALL_MOVES_FRACTION, STALL_MOVES_MIN, default_stall,
                       fm_pass, localized_round)
@@ -81,10 +81,12 @@ def refine_nb(indptr, indices, ewgt, vwgt, parts, maxw, passes, seed, stall, reb
     ``cache``: a gain cache (gain_cache.new_cache) whose entries are all unbuilt; they are left
     unbuilt again on return, so a caller may reuse it for the next call on the same graph.
     ``known_cut``: the input's cut when the caller has it (>= 0), else -1 (computed here).
-    ``hint``: flags of a superset of the input's boundary, or an empty array (see _fm).
+    ``hint``: flags of a superset of the input's boundary, or an empty array (see _fm); when
+    given, it is extended in place to cover the boundary of the result too.
     Returns (initial cut, cut, moves, passes done, rebalance moves, overload).
     """
     bw = host_block_weights(parts, vwgt, maxw.shape[0])
+    before = parts.copy() if hint.shape[0] else parts[:0].copy()
     initial_cut = known_cut if known_cut >= 0 else host_cut(indptr, indices, ewgt, parts)
     rb_moves = rebalance_if_over(indptr, indices, ewgt, vwgt, parts, bw, maxw, seed, cache) if rebalance else 0
     cut = initial_cut if rb_moves == 0 else host_cut(indptr, indices, ewgt, parts)
@@ -92,6 +94,8 @@ def refine_nb(indptr, indices, ewgt, vwgt, parts, maxw, passes, seed, stall, reb
     first_hint = hint if rb_moves == 0 else np.empty(0, dtype=np.bool_)
     cut, moves, done = _fm(indptr, indices, ewgt, vwgt, parts, bw, maxw, passes, seed, stall,
                            MIN_PASS_IMPROVEMENT, boundary_only, local_stall, cache, cut, first_hint)
+    if hint.shape[0]:
+        cover_changes(indptr, indices, before, parts, hint)
     gc.reset(cache)
     return initial_cut, cut, moves, done, rb_moves, host_overload(bw, maxw)
 
@@ -103,7 +107,8 @@ def refine_arrays(arrays, parts, maxw, *, seed=0, passes=4, stall=None, rebalanc
     boundary_only=False queues every vertex in 2-way FM (for small, possibly disconnected graphs);
     localized adds localized multi-try rounds to k-way passes (k > 2). ``cut``: the cut of
     ``parts`` when known (Jet returns it), which saves an O(m) pass; ``boundary_hint``: bool
-    flags of a superset of its boundary (Jet returns them too), which saves most of another.
+    flags of a superset of its boundary (Jet returns them too), which saves most of another;
+    they are extended in place to cover the result's boundary (for the next finer level).
     Returns a dict: cut, initial_cut, moves, passes, rebalance_moves, overload (sum over blocks of
     weight above its bound; 0 means balanced).
     """

@@ -82,16 +82,19 @@ def jet_refine(graph, parts, k, max_block_weight, *, seed=0, max_iterations=MAX_
 
 
 def jet_arrays(arrays, parts, maxw, *, seed=0, max_iterations=MAX_ITERATIONS, patience=PATIENCE,
-               negative_gain_factor=NEGATIVE_GAIN_FACTOR, min_improvement=MIN_IMPROVEMENT):
+               negative_gain_factor=NEGATIVE_GAIN_FACTOR, min_improvement=MIN_IMPROVEMENT, boundary_hint=None):
     """Jet on host arrays (see fm.host_arrays) with per-block bounds maxw; parts is not modified.
 
     The pipeline's entry: no validation (the caller owns the arrays), one compiled call.
     Returns (best partition, its cut as a float, flags of a superset of its boundary): the
     next refiner starts from that cut and boundary rather than O(m) passes of its own.
+    ``boundary_hint``: flags of a superset of the boundary of ``parts`` (the coarser level's,
+    projected), so the first list is built without testing every vertex.
     """
     indptr, indices, ewgt, vwgt = arrays
+    hint = np.empty(0, dtype=np.bool_) if boundary_hint is None else boundary_hint
     return jet_nb(indptr, indices, ewgt, vwgt, parts.copy(), maxw, int(seed), int(max_iterations),
-                  int(patience), float(negative_gain_factor), float(min_improvement))
+                  int(patience), float(negative_gain_factor), float(min_improvement), hint)
 
 
 # ---- compiled formulation (CPU) ----------------------------------------------------------------
@@ -160,9 +163,10 @@ def _lp_moves_nb(indptr, indices, ewgt, parts, bnd, nb, dest, conn_dest, conn_ow
 
 
 @njit(cache=True)
-def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience, c, min_improvement):
+def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience, c, min_improvement, hint):
     """The loop of _jet_xp as one kernel (p is changed); returns the best partition seen, its
     cut (float; exact for integer weights) and bool flags of a superset of its boundary.
+    ``hint``: flags of a superset of p's boundary, or an empty array.
 
     Each iteration scans the boundary vertices only (interior ones have no move), kept in a
     list that the moved vertices' neighbourhoods extend: O(boundary) instead of O(m) work.
@@ -194,7 +198,7 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
     # block member lists: built when first rebalancing (many levels never do), then kept up to date
     members = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
     have_members = False
-    nb = boundary_from_scratch(indptr, indices, p, bnd, in_list)
+    nb = boundary_from_scratch(indptr, indices, p, bnd, in_list, hint)
     bw = host_block_weights(p, vwgt, k)
     nm = 0                                   # vertices moved (and locked) by the last iteration
     best = p.copy()
