@@ -93,18 +93,20 @@ PRESETS = {
     "default": Preset("default", coarsen_per_block=20, coarsen_min=160, initial_tries=4,
                       initial_fm_passes=4, jet_patience=3, fm_passes=1, cycles=1, fm_localized=False,
                       initial_hierarchies=2, initial_pairwise_rounds=1, jet_negative_gain=0.5),
-    # strong: the better of two default runs, then two iterated V-cycles on it (coarsen
+    # strong: the better of two default runs, then three iterated V-cycles on it (coarsen
     # inside the blocks, refine back up), FM on the GPU too. Measured over the peers
     # instances where METIS takes >= 10 ms (process CPU, one thread, 3 seeds; cut as
     # gmean of the mean cut / METIS's): one run and three V-cycles gave 0.889 (seeds 0-2) and
-    # 0.885 (seeds 3-5); two runs and two V-cycles 0.882 and 0.877 in 1.17 x and 1.07 x the
-    # time; two runs and three V-cycles 0.878 in 1.39 x; three runs and one V-cycle 0.887
-    # in 1.27 x; localized FM 0.878 in 2.5 x; 8 initial tries on top 0.880 in 1.26 x.
+    # 0.885 (seeds 3-5); two runs and three V-cycles 0.878 in 1.39 x the time; two runs
+    # and two V-cycles 0.882 and 0.877 in 1.17 x and 1.07 x; three runs and one V-cycle
+    # 0.887 in 1.27 x; localized FM 0.878 in 2.5 x; 8 initial tries on top of two runs and
+    # two V-cycles 0.880 in 1.26 x. In one peers run (seed 0, wall time): two runs and
+    # three V-cycles 0.876 x METIS's cut in 6.63 x its time, two and two 0.879 in 5.52 x.
     # Earlier (one run each): with 2 V-cycles and 2 FM passes 0.879 x at 6.1 x; the earlier
     # strong preset (16 tries, Jet patience 12, 2 localized FM passes, the better of 2 runs,
     # then 2 V-cycles) reached 0.852 x at 30 x.
     "strong": Preset("strong", coarsen_per_block=20, coarsen_min=160, initial_tries=4,
-                     initial_fm_passes=4, jet_patience=3, fm_passes=1, cycles=2, vcycles=2,
+                     initial_fm_passes=4, jet_patience=3, fm_passes=1, cycles=2, vcycles=3,
                      fm_localized=False, fm_on_gpu=True, initial_hierarchies=2, initial_pairwise_rounds=1,
                      jet_negative_gain=0.5),
 }
