@@ -24,19 +24,13 @@ def on_boundary(v, indptr, indices, parts):
 
 
 @njit(cache=True, internal=True)
-def shuffled_boundary(indptr, indices, parts):
+def shuffled_boundary(indptr, indices, parts, hint):
     """The boundary vertices in a random order (numba's generator): FM's queue order, which
-    decides ties between equal gains."""
-    return shuffled_boundary_within(indptr, indices, parts, np.empty(0, dtype=np.bool_))
-
-
-@njit(cache=True, internal=True)
-def shuffled_boundary_within(indptr, indices, parts, hint):
-    """shuffled_boundary testing only the vertices flagged in ``hint`` (when not empty): a
-    superset of the boundary that the previous refiner kept (jet_nb returns its list's
-    flags), so a pass over n flags replaces most of a pass over all m entries (delaunay
-    2^20: 19000 boundary vertices of a million). One scan in id order, then a shuffle: the
-    same queue as without a hint, and a scan in random order costs a cache miss per row."""
+    decides ties between equal gains. ``hint``: flags of a superset of the boundary that the
+    previous refiner kept (jet_nb returns its list's flags), or an empty array; only flagged
+    vertices are tested, so a pass over n flags replaces most of a pass over all m entries
+    (delaunay 2^20: 19000 boundary vertices of a million). One scan in id order, then a
+    shuffle: the same queue either way, and a scan in random order costs a cache miss per row."""
     n = indptr.shape[0] - 1
     every = hint.shape[0] == 0
     found = np.empty(n, dtype=np.int64)

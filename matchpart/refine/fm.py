@@ -12,7 +12,7 @@ from ..errors import MatchpartError
 from ..io import as_graph
 from ..jit import njit
 from . import gain_cache as gc
-from .boundary import cover_changes, shuffled_boundary, shuffled_boundary_within
+from .boundary import cover_changes, shuffled_boundary
 from .fm2 import MIN_PASS_IMPROVEMENT, fm2_passes, passes_end
 from .kway_fm import (LOCAL_STALL_MOVES, STALL_MOVES_FRACTION, STALL_MOVES_MIN, default_stall,
                       fm_pass, localized_round)
@@ -35,23 +35,24 @@ def _fm(indptr, indices, ewgt, vwgt, parts, bw, maxw, passes, seed, stall, min_g
     from numba's generator seeded with ``seed``: one compiled call, no per-pass arrays from
     Python. A k-way pass (k > 2) is a global pass followed, when local_stall > 0, by a round
     of localized multi-try searches; two blocks get fm2's passes. ``hint``: flags of a
-    superset of the boundary of ``parts`` for the first pass (see
-    boundary.shuffled_boundary_within), or an empty array.
+    superset of the boundary of ``parts`` for the first pass (see boundary.shuffled_boundary),
+    or an empty array.
     """
     np.random.seed(seed)
     if bw.shape[0] == 2:
         return fm2_passes(indptr, indices, ewgt, vwgt, parts, bw, maxw, passes, stall, min_gain, boundary_only, cut)
     moves = 0
     done = 0
+    no_hint = np.empty(0, dtype=np.bool_)
     for p in range(passes):
         before_cut = cut
         before_over = host_overload(bw, maxw)
-        queue = shuffled_boundary_within(indptr, indices, parts, hint) if p == 0 else \
-            shuffled_boundary(indptr, indices, parts)
+        queue = shuffled_boundary(indptr, indices, parts, hint if p == 0 else no_hint)
         cut, kept = fm_pass(indptr, indices, ewgt, vwgt, parts, bw, maxw, queue, stall, cut, cache)
         if local_stall > 0:
             cut, kept_local = localized_round(indptr, indices, ewgt, vwgt, parts, bw, maxw,
-                                              shuffled_boundary(indptr, indices, parts), local_stall, cut, cache)
+                                              shuffled_boundary(indptr, indices, parts, no_hint), local_stall, cut,
+                                              cache)
             kept += kept_local
         moves += kept
         done += 1

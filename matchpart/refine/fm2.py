@@ -134,10 +134,11 @@ def fm2_passes(indptr, indices, ewgt, vwgt, parts, bw, maxw, passes, stall, min_
     n = indptr.shape[0] - 1
     moves = 0
     done = 0
+    no_hint = np.empty(0, dtype=np.bool_)
     for p in range(passes):
         before_cut = cut
         before_over = host_overload(bw, maxw)
-        order = shuffled_boundary(indptr, indices, parts) if boundary_only else np.random.permutation(n)
+        order = shuffled_boundary(indptr, indices, parts, no_hint) if boundary_only else np.random.permutation(n)
         cut, kept = fm2_pass(indptr, indices, ewgt, vwgt, parts, bw, maxw, order, stall, cut, boundary_only)
         moves += kept
         done += 1
