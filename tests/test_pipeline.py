@@ -323,3 +323,23 @@ def test_power_law_partition_is_balanced_with_skipped_levels():
     res = partition(g, 8, seed=1)
     assert res.feasible and res.parts.shape == (g.n,)
     assert res.cut == metrics.edge_cut(g, res.parts)
+
+
+def test_localized_rounds_on_large_low_degree_levels(monkeypatch):
+    # the levels picked by pipeline.LOCALIZED_* get the localized rounds: with bounds that
+    # pick every level the default preset partitions as with fm_localized on; with bounds that
+    # pick none (or a degree bound below the graph's), as before
+    from dataclasses import replace
+    import matchpart.pipeline as pipeline
+    g = load_graph("delaunay:3000")
+    on = replace(PRESETS["default"], fm_localized=True)
+    plain = partition(g, 8, seed=4)
+    localized = partition(g, 8, seed=4, preset=on)
+    assert not np.array_equal(plain.parts, localized.parts)   # else the test shows nothing
+    monkeypatch.setattr(pipeline, "LOCALIZED_MIN_VERTICES", 0)
+    monkeypatch.setattr(pipeline, "LOCALIZED_MAX_SHARE", 1.0)
+    every = partition(g, 8, seed=4)
+    assert np.array_equal(every.parts, localized.parts) and every.cut == localized.cut
+    monkeypatch.setattr(pipeline, "LOCALIZED_MAX_DEGREE", 2.0)   # delaunay levels: ~6
+    assert np.array_equal(partition(g, 8, seed=4).parts, plain.parts)
+    check_result(g, every, 8)
