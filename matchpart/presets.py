@@ -65,10 +65,11 @@ PRESETS = {
     # level only when it has at most 0.4 x the edges of the last refined one (about every
     # other level of a mesh) with Jet patience 3: 0.84x the time for 1.017x the cut (peers
     # instances, 3 seeds; 0.25: 0.85x for 1.024x; patience 4: 0.87x for 1.015x); then
-    # patience 2: 0.90-0.93x the time for 1.002x the cut (3 seeds, two runs each; also
-    # coarsen_per_block 15: another 0.98x for 1.0035x; 1 initial try: 0.95x for 1.022x;
-    # 2 initial FM passes: 1.0x for 1.0055x)
-    "fast": Preset("fast", coarsen_per_block=20, coarsen_min=160, initial_tries=2, initial_fm_passes=4,
+    # patience 2: 0.90-0.93x the time for 1.002x the cut (3 seeds, two runs each); then
+    # coarsen_per_block 15 (a smaller coarsest graph: initial partitioning 0.80x at k = 32):
+    # another 0.98x for 1.0035x (1 initial try instead: 0.95x for 1.022x; 2 initial FM
+    # passes: 1.0x for 1.0055x)
+    "fast": Preset("fast", coarsen_per_block=15, coarsen_min=160, initial_tries=2, initial_fm_passes=4,
                    jet_patience=2, fm_passes=0, cycles=1, initial_hierarchies=1, initial_pairwise_rounds=0,
                    jet_negative_gain=0.5, refine_edge_shrink=0.4),
     # default: Jet plus one compiled FM pass on every refined level (CPU runs only: on the GPU the
