@@ -27,16 +27,19 @@ PACKING_STREAM = 0x9AC4
 # global pass, which stalls after kway_fm.STALL_MOVES_MAX moves, reaches little of a
 # boundary of tens of thousands of vertices), at most LOCALIZED_MAX_SHARE of the finest
 # level's (the finest levels cost most), and of average degree at most
-# LOCALIZED_MAX_DEGREE (a search pays O(degree) per move). Measured with the default preset,
-# 2 seeds: delaunay 2^20 k = 32 1.6% less cut for the same time, k = 8 2.5% for 1.08 x,
-# rgg 2^20 k = 32 1.8% for 1.04 x; R-MAT 2^19 (such levels of average degree 178) 0.03% for
-# 1.36 x, hence the degree bound; Barabasi-Albert 600k (degree 40) unchanged. Graphs below
-# 200k vertices have no such level. Localized rounds on every level of delaunay 2^20:
-# 4.6% for 1.8 x; on the levels below a quarter of the finest of 2^16 graphs: 0.2-0.5% for
-# 1.2-1.45 x.
+# LOCALIZED_MAX_DEGREE (a search pays O(degree) per move); their searches stop after
+# LOCALIZED_STALL_MOVES moves without a new best. Measured with the default preset and
+# kway_fm's 40 stall moves, 2 seeds: delaunay 2^20 k = 32 1.6% less cut, k = 8 2.5%, rgg 2^20
+# k = 32 1.8%; R-MAT 2^19 (such levels of average degree 178) 0.03% for 1.36 x the time,
+# hence the degree bound; Barabasi-Albert 600k (degree 40) unchanged. Graphs below 200k
+# vertices have no such level. delaunay 2^20 k = 32, process CPU, one thread, median of 4:
+# 40 stall moves 1.14 x the time for 1.5% less cut, 10 moves 1.08 x for 1.2%, 5 moves
+# 1.035 x for 1.1%. Localized rounds on every level of delaunay 2^20: 4.6% for 1.8 x; on the
+# levels below a quarter of the finest of 2^16 graphs: 0.2-0.5% for 1.2-1.45 x.
 LOCALIZED_MIN_VERTICES = 50_000
 LOCALIZED_MAX_SHARE = 0.25
 LOCALIZED_MAX_DEGREE = 12.0
+LOCALIZED_STALL_MOVES = 5
 
 
 @dataclass
@@ -84,10 +87,11 @@ def _refine_level(graph, parts, k, lmax, preset, seed, boundary=None, localized=
     Returns (parts, cut, boundary): the cut as the refiners tracked it when it is exact
     (integer weights, CPU), else None; bool flags of a superset of the result's boundary
     (CPU), else None. ``boundary``: such flags for the input (the coarser level's, projected).
-    ``localized``: FM adds localized rounds (default: the preset's fm_localized).
+    ``localized``: FM adds localized rounds (default: the preset's fm_localized); those the
+    preset did not ask for stop after LOCALIZED_STALL_MOVES.
     Handing these on saves O(m) passes: on delaunay 2^20 each took ~20 ms on the finest level.
     """
-    from .refine.fm import refine_arrays
+    from .refine.fm import LOCAL_STALL_MOVES, refine_arrays
     from .refine.jet import jet_arrays
     from .refine.state import bounds_array, host_arrays
     be = graph.backend
@@ -99,9 +103,10 @@ def _refine_level(graph, parts, k, lmax, preset, seed, boundary=None, localized=
                                       negative_gain_factor=preset.jet_negative_gain,
                                       min_improvement=preset.jet_min_improvement, boundary_hint=boundary)
     if preset.fm_passes:
+        extra = localized and not preset.fm_localized
         cut = refine_arrays(arrays, parts, maxw, seed=seed, passes=preset.fm_passes,   # rebalances first if needed
-                            localized=preset.fm_localized if localized is None else localized, cut=cut,
-                            boundary_hint=boundary)["cut"]
+                            localized=preset.fm_localized or bool(localized), cut=cut, boundary_hint=boundary,
+                            local_stall=LOCALIZED_STALL_MOVES if extra else LOCAL_STALL_MOVES)["cut"]
     # float sums of integer weights are exact (below 2^53); float weights are summed again
     # by metrics.edge_cut, the owner of the reported cut
     return parts, (int(round(cut)) if arrays[2].dtype.kind in "iu" else None), boundary

@@ -327,8 +327,8 @@ def test_power_law_partition_is_balanced_with_skipped_levels():
 
 def test_localized_rounds_on_large_low_degree_levels(monkeypatch):
     # the levels picked by pipeline.LOCALIZED_* get the localized rounds: with bounds that
-    # pick every level the default preset partitions as with fm_localized on; with bounds that
-    # pick none (or a degree bound below the graph's), as before
+    # pick every level (and the preset's search length) the default preset partitions as with
+    # fm_localized on; with bounds that pick none (a degree bound below the graph's), as before
     from dataclasses import replace
     import matchpart.pipeline as pipeline
     g = load_graph("delaunay:3000")
@@ -336,8 +336,12 @@ def test_localized_rounds_on_large_low_degree_levels(monkeypatch):
     plain = partition(g, 8, seed=4)
     localized = partition(g, 8, seed=4, preset=on)
     assert not np.array_equal(plain.parts, localized.parts)   # else the test shows nothing
+    from matchpart.refine.fm import LOCAL_STALL_MOVES
     monkeypatch.setattr(pipeline, "LOCALIZED_MIN_VERTICES", 0)
     monkeypatch.setattr(pipeline, "LOCALIZED_MAX_SHARE", 1.0)
+    short = partition(g, 8, seed=4)              # shorter searches than the preset's rounds
+    check_result(g, short, 8)
+    monkeypatch.setattr(pipeline, "LOCALIZED_STALL_MOVES", LOCAL_STALL_MOVES)
     every = partition(g, 8, seed=4)
     assert np.array_equal(every.parts, localized.parts) and every.cut == localized.cut
     monkeypatch.setattr(pipeline, "LOCALIZED_MAX_DEGREE", 2.0)   # delaunay levels: ~6

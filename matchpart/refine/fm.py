@@ -102,11 +102,12 @@ def refine_nb(indptr, indices, ewgt, vwgt, parts, maxw, passes, seed, stall, reb
 
 
 def refine_arrays(arrays, parts, maxw, *, seed=0, passes=4, stall=None, rebalance=True, boundary_only=True,
-                  localized=True, cut=None, boundary_hint=None):
+                  localized=True, cut=None, boundary_hint=None, local_stall=LOCAL_STALL_MOVES):
     """FM on host arrays (see host_arrays) with per-block bounds ``maxw``; parts is changed in place.
 
     boundary_only=False queues every vertex in 2-way FM (for small, possibly disconnected graphs);
-    localized adds localized multi-try rounds to k-way passes (k > 2). ``cut``: the cut of
+    localized adds localized multi-try rounds to k-way passes (k > 2), whose searches stop
+    after ``local_stall`` moves without a new best. ``cut``: the cut of
     ``parts`` when known (Jet returns it), which saves an O(m) pass; ``boundary_hint``: bool
     flags of a superset of its boundary (Jet returns them too), which saves most of another;
     they are extended in place to cover the result's boundary (for the next finer level).
@@ -119,7 +120,7 @@ def refine_arrays(arrays, parts, maxw, *, seed=0, passes=4, stall=None, rebalanc
     stall = default_stall(n, STALL_MOVES_MIN) if stall is None else int(stall)
     initial_cut, cut, moves, done, rb_moves, over = refine_nb(
         indptr, indices, ewgt, vwgt, parts, maxw, int(passes), int(seed) % 2**31, stall, bool(rebalance),
-        bool(boundary_only), LOCAL_STALL_MOVES if localized else 0, cache, -1.0 if cut is None else float(cut),
+        bool(boundary_only), int(local_stall) if localized else 0, cache, -1.0 if cut is None else float(cut),
         np.empty(0, dtype=np.bool_) if boundary_hint is None else boundary_hint)
     return {"cut": cut, "initial_cut": initial_cut, "moves": int(moves), "passes": int(done),
             "rebalance_moves": int(rb_moves), "overload": float(over)}
