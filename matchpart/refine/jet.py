@@ -73,8 +73,8 @@ def jet_refine(graph, parts, k, max_block_weight, *, seed=0, max_iterations=MAX_
     if method == "numba":
         maxw = bounds_array(max_block_weight, k)
         best, _, _ = jet_arrays(host_arrays(graph), p, maxw, seed=seed, max_iterations=max_iterations,
-                          patience=patience, negative_gain_factor=negative_gain_factor,
-                          min_improvement=min_improvement)
+                                patience=patience, negative_gain_factor=negative_gain_factor,
+                                min_improvement=min_improvement)
         return cast_like(parts, best, be)
     lmax = device_bounds(be, max_block_weight, k)
     return cast_like(parts, _jet_xp(graph, p, k, lmax, seed, max_iterations, patience, negative_gain_factor,
