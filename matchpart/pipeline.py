@@ -81,17 +81,17 @@ def _check_k_eps(k, eps, n):
     return k, float(eps)
 
 
-def _refine_level(graph, parts, k, lmax, preset, seed, boundary=None, localized=None):
+def _refine_level(graph, parts, k, lmax, preset, seed, boundary=None, local_stall=None):
     """Jet (rebalancing when overweight), then k-way FM on the CPU: a few compiled calls per level.
 
     Returns (parts, cut, boundary): the cut as the refiners tracked it when it is exact
     (integer weights, CPU), else None; bool flags of a superset of the result's boundary
     (CPU), else None. ``boundary``: such flags for the input (the coarser level's, projected).
-    ``localized``: FM adds localized rounds (default: the preset's fm_localized); those the
-    preset did not ask for stop after LOCALIZED_STALL_MOVES.
+    ``local_stall``: FM's localized rounds stop their searches after this many moves without
+    a new best, 0 runs none (default: the preset's choice, see _local_stall).
     Handing these on saves O(m) passes: on delaunay 2^20 each took ~20 ms on the finest level.
     """
-    from .refine.fm import LOCAL_STALL_MOVES, refine_arrays
+    from .refine.fm import refine_arrays
     from .refine.jet import jet_arrays
     from .refine.state import bounds_array, host_arrays
     be = graph.backend
@@ -103,13 +103,25 @@ def _refine_level(graph, parts, k, lmax, preset, seed, boundary=None, localized=
                                       negative_gain_factor=preset.jet_negative_gain,
                                       min_improvement=preset.jet_min_improvement, boundary_hint=boundary)
     if preset.fm_passes:
-        extra = localized and not preset.fm_localized
+        stall = _local_stall(preset) if local_stall is None else local_stall
         cut = refine_arrays(arrays, parts, maxw, seed=seed, passes=preset.fm_passes,   # rebalances first if needed
-                            localized=preset.fm_localized or bool(localized), cut=cut, boundary_hint=boundary,
-                            local_stall=LOCALIZED_STALL_MOVES if extra else LOCAL_STALL_MOVES)["cut"]
+                            localized=stall > 0, local_stall=stall, cut=cut, boundary_hint=boundary)["cut"]
     # float sums of integer weights are exact (below 2^53); float weights are summed again
     # by metrics.edge_cut, the owner of the reported cut
     return parts, (int(round(cut)) if arrays[2].dtype.kind in "iu" else None), boundary
+
+
+def _local_stall(preset, graph=None, finest_n=0):
+    """Stall moves of FM's localized searches on ``graph`` (0: no localized rounds): the
+    preset's rounds when it asks for them, else the short ones on large low-degree levels
+    (see LOCALIZED_MIN_VERTICES)."""
+    from .refine.fm import LOCAL_STALL_MOVES
+    if preset.fm_localized:
+        return LOCAL_STALL_MOVES
+    if graph is not None and LOCALIZED_MIN_VERTICES <= graph.n <= LOCALIZED_MAX_SHARE * finest_n \
+            and 2 * graph.m <= LOCALIZED_MAX_DEGREE * graph.n:
+        return LOCALIZED_STALL_MOVES
+    return 0
 
 
 def _uncoarsen(levels, parts, k, lmax, preset, seed, say=None):
@@ -133,9 +145,8 @@ def _uncoarsen(levels, parts, k, lmax, preset, seed, say=None):
             if say is not None and i < depth:
                 say(f"refining level {i} ({levels[i].graph.n} vertices)")
             g = levels[i].graph
-            localized = preset.fm_localized or (LOCALIZED_MIN_VERTICES <= g.n <= LOCALIZED_MAX_SHARE * finest_n
-                                                and 2 * g.m <= LOCALIZED_MAX_DEGREE * g.n)
-            parts, cut, boundary = _refine_level(g, parts, k, lmax, preset, seed + i, boundary, localized)
+            parts, cut, boundary = _refine_level(g, parts, k, lmax, preset, seed + i, boundary,
+                                                 _local_stall(preset, g, finest_n))
     return parts, cut
 
 
