@@ -142,7 +142,7 @@ def heavy_edge_matching(indptr, indices, ewgt, vwgt, order, cap):
     return cmap, nc
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def contract(indptr, indices, ewgt, vwgt, cmap, nc):
     """Host arrays of the coarse graph C = P^T A P, diagonal dropped, rows sorted: the
     multilevel hierarchy's contraction kernel (coarsen.contract) on these small graphs."""

@@ -1,5 +1,6 @@
 """Start-up cost: what the command line imports and what numba compiles (no timings here;
 benchmarks/RESULTS.md has those)."""
+import gc
 import json
 import os
 import subprocess
@@ -10,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from matchpart import jit
 from matchpart.jit import njit
 
 REPO = Path(__file__).resolve().parent.parent
@@ -88,6 +90,57 @@ def test_an_internal_kernel_is_callable_from_kernels_and_from_python():
     assert _calls_internal(3) == 7
     assert _internal_double(5) == 10   # through its twin with a CPython wrapper
     assert _internal_double(2.5) == 5.0
+
+
+def _compile_watching(func, *args):
+    """Call the fresh kernel ``func`` (compiling it); the garbage collector's state and the
+    number of llvmlite lock callbacks while numba compiled it, and the exception, if any."""
+    from llvmlite.binding import ffi
+    from numba.core import event
+    seen = []
+
+    class Watch(event.Listener):
+        def on_start(self, ev):
+            seen.append((gc.isenabled(), len(ffi.lib._lock._cblist)))
+
+        def on_end(self, ev):
+            pass
+
+    watch = Watch()
+    event.register("numba:compile", watch)
+    try:
+        func(*args)
+        error = None
+    except Exception as exc:   # a typing error, on purpose
+        error = exc
+    finally:
+        event.unregister("numba:compile", watch)
+    return seen, error
+
+
+@pytest.mark.skipif(jit._impl is None, reason="plain numba: no compile context")
+@pytest.mark.parametrize("bad", [False, True])
+@pytest.mark.parametrize("gc_on", [True, False])
+def test_compiling_pauses_the_collector_and_llvm_lock_events_and_restores_them(bad, gc_on):
+    from llvmlite.binding import ffi
+    callbacks = list(ffi.lib._lock._cblist)
+    assert callbacks   # numba's event callbacks: what the compile context sets aside
+
+    @njit
+    def kernel(a):
+        return a.sum() + (a.nonexistent if bad else 0)
+
+    was_on = gc.isenabled()
+    (gc.enable if gc_on else gc.disable)()
+    try:
+        seen, error = _compile_watching(kernel, np.arange(3))
+        after = gc.isenabled()
+    finally:
+        (gc.enable if was_on else gc.disable)()
+    assert (error is not None) == bad
+    assert seen and all(state == (False, 0) for state in seen)
+    assert after == gc_on
+    assert ffi.lib._lock._cblist == callbacks
 
 
 def test_an_internal_kernel_called_from_python_is_cached(tmp_path):

@@ -163,7 +163,7 @@ def better_state(over, cut, best_over, best_cut):
     return over < best_over or (over == best_over and cut < best_cut)
 
 
-@njit(cache=True)
+@njit(cache=True, internal=True)
 def host_induced(indptr, indices, ewgt, vwgt, verts, local):
     """Host arrays of the subgraph induced by `verts` (vertex i of it is verts[i]; rows stay
     sorted if verts is). ``local``: -1 for every vertex, and again on return."""
