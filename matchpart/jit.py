@@ -26,8 +26,8 @@ cached callers carry its code. Called from Python (a public entry that also serv
 kernels, a test), an internal kernel compiles a twin that has a wrapper, cached as usual.
 
 While numba compiles a kernel of the package, Python's garbage collector and numba's
-event per call into LLVM are paused (_jit_impl._Compiling): 3-4 s of a first run that
-compiled for 22 s.
+event per call into LLVM are paused (_jit_impl._Compiling): about 3 s of a first run of
+23 s.
 
 Use it as ``numba.njit``: ``@njit(cache=True)``. All of this relies on numba's internal
 interfaces (matchpart/_jit_impl.py); where they differ (another numba version), ``njit`` is
