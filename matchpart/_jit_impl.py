@@ -60,22 +60,25 @@ class _Compiling:
       are taken off while ours compile and put back after; the metadata then reads 0 for it.
     """
 
-    _depth = 0
+    def __init__(self):
+        self._depth = 0             # nesting, under numba's compiler lock
+        self._gc_was_enabled = False
+        self._callbacks = []
 
     def __enter__(self):
         global_compiler_lock.acquire()
-        if _Compiling._depth == 0:
+        if self._depth == 0:
             self._gc_was_enabled = gc.isenabled()
             gc.disable()
             lock = getattr(_llvm_ffi.lib, "_lock", None)
             self._callbacks = list(getattr(lock, "_cblist", ()))
             if self._callbacks:
                 lock._cblist[:] = []
-        _Compiling._depth += 1
+        self._depth += 1
 
     def __exit__(self, *exc):
-        _Compiling._depth -= 1
-        if _Compiling._depth == 0:
+        self._depth -= 1
+        if self._depth == 0:
             if self._callbacks:
                 _llvm_ffi.lib._lock._cblist[:] = self._callbacks
             if self._gc_was_enabled:
