@@ -13,7 +13,7 @@ import warnings
 
 from . import __version__, cli_compare
 from .cli_common import (PROG, _check_output, _check_partitionable, _eps, _fractions, _load, _notes,
-                         _positive_int, _seed)
+                         _positive_int, _seed, threads_arg)
 from .errors import MatchpartError
 
 
@@ -90,6 +90,7 @@ def build_parser():
                    help="edge rating: weight, expansion_star, expansion_star2, inner_outer (default weight)")
     s.add_argument("--seed", type=_seed, default=0, help="random seed (default 0)")
     device_arg(s)
+    threads_arg(s)
 
     add("matchers", "list the available matchers with descriptions and papers")
 
@@ -120,6 +121,7 @@ def build_parser():
     s.add_argument("--json", action="store_true", help="print the report (cut, balance, volumes, times, levels) as JSON")
     s.add_argument("-v", "--verbose", action="store_true", help="also print block weights and the levels of the hierarchy")
     s.add_argument("-q", "--quiet", action="store_true", help="no progress display on stderr")
+    threads_arg(s)
 
     cli_compare.add_parser(add)
     return p
@@ -208,7 +210,7 @@ def cmd_generate(args, out):
 def cmd_match(args, out):
     from .matchers import is_maximal, match, matching_problems
     g = _load(args)
-    res = match(g, args.matcher, rating=args.rating, seed=args.seed, device=args.device)
+    res = match(g, args.matcher, rating=args.rating, seed=args.seed, device=args.device, threads=args.threads)
     problems = matching_problems(g, res.mate)
     rounds = res.stats.get("rounds", "?")
     frac = 2 * res.cardinality / g.n if g.n else 0.0
@@ -260,7 +262,7 @@ def cmd_partition(args, out):
     _check_partitionable(g, args)
     if args.verbose:
         print(f"{PROG}: partitioning {g.n} vertices, {g.m} edges into {args.k} blocks", file=sys.stderr)
-    kwargs = dict(eps=args.eps, seed=args.seed, device=args.device, preset=args.preset)
+    kwargs = dict(eps=args.eps, seed=args.seed, device=args.device, preset=args.preset, threads=args.threads)
     for name in ("matcher", "rating", "coarsening", "target_weights"):
         value = getattr(args, name)
         if value is not None:
@@ -272,7 +274,7 @@ def cmd_partition(args, out):
     timings = dict(getattr(res, "timings", {}) or {})
     timings.setdefault("total", wall)
     report = summary(g, res.parts, args.k, args.eps, target_weights=args.target_weights)
-    report.update(graph=args.graph, timings=timings, levels=list(res.levels),
+    report.update(graph=args.graph, timings=timings, levels=list(res.levels), threads=res.threads,
                   output=None if target == "-" else target)
     _write_parts(res.parts, target)
     if args.json:
@@ -315,7 +317,8 @@ def _print_report(r, out, verbose):
     pieces = r["pieces"]
     out(f"pieces per block: max {max(pieces)}, {r['disconnected_blocks']} block(s) disconnected")
     t = r["timings"]
-    out(f"time:       {t['total']:.3f} s" + "".join(f", {k} {v:.3f}" for k, v in t.items() if k != "total"))
+    out(f"time:       {t['total']:.3f} s" + "".join(f", {k} {v:.3f}" for k, v in t.items() if k != "total")
+        + (f" ({r['threads']} threads)" if "threads" in r else ""))
     if verbose:
         out(f"block weights: {' '.join(map(str, r['block_weights']))} (bound {r['max_block_weight']})")
         out("levels:")

@@ -54,6 +54,13 @@ def _fractions(text):
 _positive_int = _int_in(1)
 _seed = _int_in(0, 2**63 - 1)  # the hash RNG keeps 64 bits: larger seeds would repeat smaller ones
 _seed_count = _int_in(1, 10**6)
+_threads = _int_in(1, 4096)
+
+
+def threads_arg(sp):
+    """--threads N for the commands that run kernels."""
+    sp.add_argument("--threads", "-t", type=_threads, default=None, metavar="N",
+                    help="CPU threads (default: every core, or NUMBA_NUM_THREADS); results do not depend on it")
 
 
 class _StderrInfo(logging.Handler):

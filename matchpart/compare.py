@@ -19,7 +19,7 @@ DEFAULT_SEEDS = (0, 1, 2)  # three seeds: enough for a median, cheap enough for 
 
 
 def compare(graph, k, matchers=None, *, seeds=DEFAULT_SEEDS, repeats=None, eps=0.03, device="auto",
-            preset="default", rating="expansion_star2", progress=None):
+            preset="default", rating="expansion_star2", progress=None, threads=None):
     """Partition each graph into ``k`` blocks once per (matcher, seed); one row per (graph, matcher).
 
     ``graph``: one graph (anything ``matchpart.partition`` takes), a list of them, a
@@ -33,7 +33,8 @@ def compare(graph, k, matchers=None, *, seeds=DEFAULT_SEEDS, repeats=None, eps=0
     ``median_levels``, ``matched_fraction`` and ``rounds`` (mean per contraction step),
     ``median_comm_volume`` (total communication volume). Rows keep the graphs' order; within
     a graph they are sorted by median cut (all-feasible matchers first). ``progress``, if
-    given, is called with a line per finished run.
+    given, is called with a line per finished run. ``threads``: CPU threads per run (default
+    None: every core); no cut depends on it.
     """
     from .matchers import available
     from .matchers.registry import resolve
@@ -54,7 +55,8 @@ def compare(graph, k, matchers=None, *, seeds=DEFAULT_SEEDS, repeats=None, eps=0
         for m in names:
             runs = []
             for s in seeds:
-                runs.append(_run(g, k, m, s, eps=eps, device=device, preset=preset, rating=rating))
+                runs.append(_run(g, k, m, s, eps=eps, device=device, preset=preset, rating=rating,
+                                 threads=threads))
                 done += 1
                 if progress is not None:
                     progress(f"[{done}/{total}] {label} {_name(m)} seed {s}: cut {runs[-1]['cut']}, "

@@ -38,6 +38,10 @@ from __future__ import annotations
 
 import os
 
+from . import threads as _threads
+
+_threads.configure()   # the threading layer, before any parallel kernel can run
+
 if os.environ.get("MATCHPART_PLAIN_NUMBA"):
     _impl = None
 else:

@@ -50,7 +50,7 @@ class PartitionResult:
     None; cut, imbalance, block_weights (numpy); feasible: every block <= Lmax; levels: one
     dict per hierarchy level (n, m, rounds, matched_fraction, two_hop_fraction, time);
     timings: seconds for coarsening, initial, refinement, total; max_block_weight: the bound
-    (k bounds with target_weights, the fractions given).
+    (k bounds with target_weights, the fractions given); threads: CPU threads it ran with.
     """
 
     parts: np.ndarray
@@ -65,6 +65,7 @@ class PartitionResult:
     eps: float = 0.03
     max_block_weight: Any = None
     target_weights: Any = None
+    threads: int = 1
 
 
 def _check_k_eps(k, eps, n):
@@ -274,7 +275,7 @@ def _iterated_vcycle(graph, parts, k, lmax, *, matcher, rating, seed, preset, co
 
 def partition(graph, k, *, matcher="local_max", rating="expansion_star2", eps=0.03, seed=0,
               device="auto", preset="default", coarsening="matching", edge_weight="weight",
-              node_weight=None, target_weights=None, progress=None):
+              node_weight=None, target_weights=None, progress=None, threads=None):
     """Partition ``graph`` into ``k`` blocks of weight <= (1 + eps) * ceil(W / k), minimising the edge cut.
 
     graph: a matchpart Graph, SciPy sparse matrix, networkx graph, file path or generator
@@ -285,10 +286,22 @@ def partition(graph, k, *, matcher="local_max", rating="expansion_star2", eps=0.
     target_weights: k fractions summing to 1 (METIS's tpwgts); block i is then bounded by
     (1 + eps) * ceil(t_i * W). progress: called with a short text at each step (coarsening,
     initial partitioning, each refined level), e.g. to show progress on long runs.
-    Same inputs and seed give the same partition. Returns a PartitionResult; when no
+    threads: CPU threads for the parallel kernels (default None: every core); the partition
+    does not depend on it. Same inputs and seed give the same partition. Returns a PartitionResult; when no
     balanced partition exists (e.g. a vertex heavier than the bound) or none was found,
     ``feasible`` is False and a warning says why.
     """
+    from .threads import limit
+    with limit(threads) as count:
+        result = _partition(graph, k, matcher=matcher, rating=rating, eps=eps, seed=seed, device=device,
+                            preset=preset, coarsening=coarsening, edge_weight=edge_weight,
+                            node_weight=node_weight, target_weights=target_weights, progress=progress)
+    result.threads = count
+    return result
+
+
+def _partition(graph, k, *, matcher, rating, eps, seed, device, preset, coarsening, edge_weight, node_weight,
+               target_weights, progress):
     t_start = time.perf_counter()
     g0 = as_graph(graph, edge_weight=edge_weight, node_weight=node_weight)
     k, eps = _check_k_eps(k, eps, g0.n)

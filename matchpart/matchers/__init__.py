@@ -45,13 +45,16 @@ def run_matcher(matcher, graph, *, rating="weight", seed=0):
     return result
 
 
-def match(graph, matcher="local_max", *, rating="weight", seed=0, device="auto"):
+def match(graph, matcher="local_max", *, rating="weight", seed=0, device="auto", threads=None):
     """Match ``graph`` (Graph, scipy matrix, networkx graph, path or generator spec).
 
     Returns a Matching with ``mate``, ``weight``, ``cardinality``, ``stats`` (``rounds``,
-    ``matched_fraction`` per round) and ``time``.
+    ``matched_fraction`` per round) and ``time``. ``threads``: CPU threads (default None:
+    every core); the matching does not depend on it.
     """
     from ..io import as_graph
+    from ..threads import limit
     be = _backend.get(device)
     g = as_graph(graph).to(be)
-    return run_matcher(matcher, g, rating=rating, seed=seed)
+    with limit(threads):
+        return run_matcher(matcher, g, rating=rating, seed=seed)
