@@ -1,0 +1,155 @@
+"""Threads: results do not depend on the thread count, the threaded paths are the ones taken,
+concurrent calls from several Python threads are safe, and threads= / --threads behave."""
+import concurrent.futures
+import json
+import os
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import matchpart
+from matchpart import metrics, threads
+from matchpart.graph import Graph
+from matchpart.refine.jet import jet_arrays
+from matchpart.refine.state import host_arrays
+
+from conftest import SHARED_GRAPHS
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _random_graph(seed, n, p, float_weights=False):
+    rng = np.random.default_rng(seed)
+    a = np.triu(rng.random((n, n)) < p, 1)
+    u, v = np.nonzero(a)
+    w = rng.random(u.shape[0]) + 0.5 if float_weights else rng.integers(1, 6, size=u.shape[0])
+    rows, cols, ww = np.concatenate([u, v]), np.concatenate([v, u]), np.concatenate([w, w])
+    order = np.lexsort((cols, rows))
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
+    return Graph(indptr, cols[order], ewgt=ww[order], vwgt=rng.integers(1, 3, size=n).astype(np.int64))
+
+
+@pytest.fixture
+def threaded_everywhere(monkeypatch):
+    """Every parallel kernel takes its prange path, however small its input."""
+    monkeypatch.setattr(threads, "PARALLEL_MIN_ITEMS", 0)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(2, 120), p=st.floats(0.02, 0.3), k=st.integers(2, 9),
+       float_weights=st.booleans())
+def test_jet_is_the_same_for_one_and_two_threads(seed, n, p, k, float_weights):
+    g = _random_graph(seed, n, p, float_weights)
+    k = min(k, n)
+    maxw = np.full(k, metrics.max_block_weight(g.total_vwgt, k, 0.03), dtype=np.float64)
+    parts = np.random.default_rng(seed).integers(0, k, size=n)
+    arrays = host_arrays(g)
+    saved = threads.PARALLEL_MIN_ITEMS
+    threads.PARALLEL_MIN_ITEMS = 0          # (hypothesis runs this outside function fixtures)
+    try:
+        results = []
+        for count in (1, 2):
+            with threads.limit(count):
+                best, cut, flags = jet_arrays(arrays, parts, maxw, seed=seed, patience=3)
+            results.append((best.tobytes(), cut, flags.tobytes()))
+    finally:
+        threads.PARALLEL_MIN_ITEMS = saved
+    assert results[0] == results[1]
+
+
+_SCRIPT = r"""
+import hashlib, json, sys, warnings
+import numpy as np
+import matchpart
+from matchpart import threads
+from matchpart.graph import Graph
+threads.PARALLEL_MIN_ITEMS = 0          # small graphs take the threaded paths too
+graphs = {"rmat:11": "rmat:11", "delaunay:3000": "delaunay:3000", "ba:1500:3": "ba:1500:3"}
+import scipy.sparse as sp
+g = matchpart.load_graph("delaunay:2000")
+upper = sp.triu(sp.csr_matrix((np.ones(g.indices.shape[0]), g.indices, g.indptr), shape=(g.n, g.n)), 1).tocoo()
+upper.data = np.random.default_rng(7).random(upper.nnz) + 0.5     # float weights
+a = (upper + upper.T).tocsr()
+a.sort_indices()
+graphs["delaunay:2000 float"] = Graph(a.indptr.astype(np.int64), a.indices, ewgt=a.data, vwgt=g.vwgt)
+for name in sys.argv[1:]:
+    graphs[name] = name
+out = {}
+warnings.simplefilter("ignore")
+for count in (1, 2, 3, 4):
+    with threads.limit(count):
+        h = hashlib.sha1()
+        for label, graph in graphs.items():
+            for preset in ("fast", "default", "strong"):
+                r = matchpart.partition(graph, 8, preset=preset, seed=1)
+                h.update(r.parts.tobytes()); h.update(repr(r.cut).encode())
+            for matcher in ("local_max", "suitor", "red_blue", "heavy_edge"):
+                h.update(matchpart.match(graph, matcher, seed=2).mate.tobytes())
+        rows = matchpart.compare({"d": "delaunay:1500"}, 4, ["local_max", "suitor"], repeats=2)
+        h.update(json.dumps([[r["cuts"], r["matcher"]] for r in rows]).encode())
+    out[count] = h.hexdigest()
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.slow
+def test_match_partition_compare_are_the_same_for_1_to_4_threads():
+    """More threads than this machine's cores included (NUMBA_NUM_THREADS=4)."""
+    extra = [str(SHARED_GRAPHS / name) for name in ("4elt.graph", "example_weighted.graph")
+             if (SHARED_GRAPHS / name).exists()]
+    env = dict(os.environ, NUMBA_NUM_THREADS="4", PYTHONPATH=ROOT)
+    r = subprocess.run([sys.executable, "-c", _SCRIPT, *extra], capture_output=True, text=True, env=env,
+                       timeout=1200)
+    assert r.returncode == 0, r.stderr[-3000:]
+    digests = json.loads(r.stdout.strip().splitlines()[-1])
+    assert set(digests) == {"1", "2", "3", "4"}
+    assert len(set(digests.values())) == 1, digests
+
+
+def test_concurrent_calls_from_python_threads_are_safe_and_unchanged():
+    specs = ["delaunay:4000", "rmat:11", "rgg:3000", "delaunay:4000:seed=3"]
+    alone = [matchpart.partition(s, 8, threads=2).parts for s in specs]
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        together = list(pool.map(lambda s: matchpart.partition(s, 8, threads=2).parts, specs * 2))
+    for i, parts in enumerate(together):
+        assert np.array_equal(parts, alone[i % len(specs)])
+    assert threads.layer() in ("tbb", "omp") or threads._state["serialise"]
+
+
+def test_threads_argument_is_checked_and_reported():
+    r = matchpart.partition("delaunay:500", 4, threads=1)
+    assert r.threads == 1
+    assert matchpart.partition("delaunay:500", 4).threads == threads.available()
+    for bad in (0, -1, 1.5, True, "2"):
+        with pytest.raises(ValueError, match="threads"):
+            matchpart.partition("delaunay:500", 4, threads=bad)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        r = matchpart.partition("delaunay:500", 4, threads=threads.available() + 1)
+    assert r.threads == threads.available()
+    assert any("lowered" in str(w.message) for w in seen)
+
+
+def test_limit_restores_the_callers_thread_count():
+    import numba
+    before = numba.get_num_threads()
+    with threads.limit(1) as count:
+        assert count == 1 and numba.get_num_threads() == 1
+    assert numba.get_num_threads() == before
+
+
+def test_cli_threads_flag_reaches_the_report(tmp_path):
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    r = subprocess.run([sys.executable, "-m", "matchpart", "partition", "delaunay:800", "4", "--threads", "1",
+                        "--json", "-o", str(tmp_path / "p")], capture_output=True, text=True, env=env, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["threads"] == 1
+    bad = subprocess.run([sys.executable, "-m", "matchpart", "partition", "delaunay:800", "4", "--threads", "0"],
+                         capture_output=True, text=True, env=env, timeout=600)
+    assert bad.returncode == 2 and "--threads" in bad.stderr
