@@ -24,7 +24,8 @@ import sys
 import threading
 import warnings
 
-# Items (vertices or list entries) per chunk of a parallel kernel. Big enough that a chunk's
+# Items (vertices or list entries) per chunk of a parallel kernel, passed to the kernels as
+# an argument (tests use tiny chunks on tiny graphs). Big enough that a chunk's
 # scratch (a block accumulator of k entries) and scheduling cost little beside its work,
 # small enough that a 2^16-vertex level still splits into 32 chunks for the threads to share.
 CHUNK = 2048

@@ -35,32 +35,55 @@ def _random_graph(seed, n, p, float_weights=False):
     return Graph(indptr, cols[order], ewgt=ww[order], vwgt=rng.integers(1, 3, size=n).astype(np.int64))
 
 
-@pytest.fixture
-def threaded_everywhere(monkeypatch):
-    """Every parallel kernel takes its prange path, however small its input."""
-    monkeypatch.setattr(threads, "PARALLEL_MIN_ITEMS", 0)
+class _Threaded:
+    """Every parallel kernel takes its prange path in chunks of ``chunk`` items, however
+    small its input (a context manager: hypothesis runs tests outside function fixtures)."""
+
+    def __init__(self, chunk):
+        self.chunk = chunk
+
+    def __enter__(self):
+        self.saved = threads.CHUNK, threads.PARALLEL_MIN_ITEMS
+        threads.CHUNK, threads.PARALLEL_MIN_ITEMS = self.chunk, 0
+
+    def __exit__(self, *exc):
+        threads.CHUNK, threads.PARALLEL_MIN_ITEMS = self.saved
 
 
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 10**6), n=st.integers(2, 120), p=st.floats(0.02, 0.3), k=st.integers(2, 9),
-       float_weights=st.booleans())
-def test_jet_is_the_same_for_one_and_two_threads(seed, n, p, k, float_weights):
+       float_weights=st.booleans(), chunk=st.integers(1, 40))
+def test_jet_is_the_same_for_one_and_two_threads(seed, n, p, k, float_weights, chunk):
     g = _random_graph(seed, n, p, float_weights)
     k = min(k, n)
     maxw = np.full(k, metrics.max_block_weight(g.total_vwgt, k, 0.03), dtype=np.float64)
     parts = np.random.default_rng(seed).integers(0, k, size=n)
     arrays = host_arrays(g)
-    saved = threads.PARALLEL_MIN_ITEMS
-    threads.PARALLEL_MIN_ITEMS = 0          # (hypothesis runs this outside function fixtures)
-    try:
-        results = []
-        for count in (1, 2):
-            with threads.limit(count):
-                best, cut, flags = jet_arrays(arrays, parts, maxw, seed=seed, patience=3)
-            results.append((best.tobytes(), cut, flags.tobytes()))
-    finally:
-        threads.PARALLEL_MIN_ITEMS = saved
-    assert results[0] == results[1]
+    runs = []
+    for count in (1, 2):
+        with _Threaded(chunk), threads.limit(count):
+            best, cut, flags = jet_arrays(arrays, parts, maxw, seed=seed, patience=3)
+        runs.append((best.tobytes(), cut, flags.tobytes()))
+    assert runs[0] == runs[1]          # the same chunks give the same result on any threads
+    if not float_weights:              # integer sums are exact: any chunk size gives it too
+        best, cut, flags = jet_arrays(arrays, parts, maxw, seed=seed, patience=3)
+        assert runs[0] == (best.tobytes(), cut, flags.tobytes())
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(1, 90), p=st.floats(0.0, 0.4), vw=st.integers(1, 4),
+       chunk=st.integers(1, 30))
+def test_upper_edge_ratings_in_chunks_on_threads_equal_the_serial_kernel(seed, n, p, vw, chunk):
+    from matchpart.matchers.ratings import RATINGS, upper_edge_ratings
+    g = _random_graph(seed, n, p, float_weights=seed % 2 == 1)
+    g = Graph(g.indptr, g.indices, ewgt=g.ewgt, vwgt=np.random.default_rng(seed).integers(0, vw + 1, size=n))
+    for rating in RATINGS:
+        with threads.limit(1):
+            serial = upper_edge_ratings(g, rating)
+        with _Threaded(chunk), threads.limit(2):
+            chunked = upper_edge_ratings(g, rating)
+        for a, b in zip(serial, chunked):
+            assert a.dtype == b.dtype and np.array_equal(a, b)
 
 
 _SCRIPT = r"""
@@ -69,7 +92,7 @@ import numpy as np
 import matchpart
 from matchpart import threads
 from matchpart.graph import Graph
-threads.PARALLEL_MIN_ITEMS = 0          # small graphs take the threaded paths too
+threads.CHUNK, threads.PARALLEL_MIN_ITEMS = 64, 0     # small graphs take the threaded paths too
 graphs = {"rmat:11": "rmat:11", "delaunay:3000": "delaunay:3000", "ba:1500:3": "ba:1500:3"}
 import scipy.sparse as sp
 g = matchpart.load_graph("delaunay:2000")

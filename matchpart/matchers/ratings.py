@@ -6,10 +6,14 @@ weighted degree. Zero vertex weights count as 1 so that ratings stay finite.
 """
 from __future__ import annotations
 
+import numba
 import numpy as np
+from numba import prange
 
+from .. import threads
 from ..jit import njit
 from ..prefetch import PREFETCH_DISTANCE, prefetch
+from ..threads import PRANGE_ONLY
 
 RATINGS = ("weight", "expansion_star", "expansion_star2", "inner_outer")
 
@@ -56,15 +60,45 @@ def upper_edge_ratings(graph, rating="weight"):
     # a valid graph (symmetric, no self-loops) has exactly nnz / 2 upper entries: the outputs
     # are allocated by numpy (huge pages for the matcher's passes over them) without a
     # counting pass; a graph built without checks that breaks this is done again at its size
-    args = (graph.indptr, graph.indices, graph.ewgt, graph.vwgt, RATINGS.index(rating))
+    code = RATINGS.index(rating)
+    args = (graph.indptr, graph.indices, graph.ewgt, graph.vwgt, code)
+    threaded = graph.indices.shape[0] >= threads.PARALLEL_MIN_ITEMS and numba.get_num_threads() > 1
+    if threaded:   # rows in chunks on the threads; a counting pass places each chunk's entries
+        args += (_weighted_degrees(graph.indptr, graph.ewgt) if code == 3 else np.zeros(0), threads.CHUNK)
     size = graph.indices.shape[0] // 2
     while True:
         out = (np.empty(size, dtype=graph.indices.dtype), np.empty(size, dtype=graph.indices.dtype),
                np.empty(size, dtype=np.float64))
-        count = _upper_ratings_kernel(*args, *out)
+        count = _upper_ratings_chunked(*args, *out) if threaded else _upper_ratings_kernel(*args, *out)
         if count == size:
             return out
         size = count
+
+
+@njit(cache=True, internal=True)
+def _weighted_degrees(indptr, ewgt):
+    """Weighted degrees as segment_sum computes them: differences of one prefix sum."""
+    n = indptr.shape[0] - 1
+    out = np.zeros(n, dtype=np.float64)
+    prefix = 0.0
+    for u in range(n):
+        start = prefix
+        for e in range(indptr[u], indptr[u + 1]):
+            prefix += np.float64(ewgt[e])
+        out[u] = prefix - start
+    return out
+
+
+@njit(cache=True, internal=True)
+def _rating(code, w, cu, v, vwgt, wdeg, u):
+    """The rating of edge (u, v) of weight w: the float64 operations of edge_ratings."""
+    if code == 0:
+        return w
+    if code == 3:
+        denom = wdeg[u] + wdeg[v] - 2.0 * w
+        return w / denom if denom > 0 else np.inf
+    cc = cu * max(np.float64(vwgt[v]), 1.0)
+    return w / cc if code == 1 else w * w / cc
 
 
 @njit(cache=True)
@@ -74,14 +108,7 @@ def _upper_ratings_kernel(indptr, indices, ewgt, vwgt, code, eu, ev, r):
     # returns the number of upper entries.
     n = indptr.shape[0] - 1
     size = eu.shape[0]
-    out = np.zeros(n if code == 3 else 0, dtype=np.float64)   # only inner_outer uses it
-    if code == 3:  # weighted degrees as segment_sum computes them: differences of a prefix sum
-        prefix = 0.0
-        for u in range(n):
-            start = prefix
-            for e in range(indptr[u], indptr[u + 1]):
-                prefix += np.float64(ewgt[e])
-            out[u] = prefix - start
+    out = _weighted_degrees(indptr, ewgt) if code == 3 else np.zeros(0, dtype=np.float64)
     k = 0
     last = indptr[n] - PREFETCH_DISTANCE
     for u in range(n):
@@ -95,19 +122,57 @@ def _upper_ratings_kernel(indptr, indices, ewgt, vwgt, code, eu, ev, r):
             v = indices[e]
             if v <= u:
                 continue
-            w = np.float64(ewgt[e])
-            if code == 0:
-                x = w
-            elif code == 3:
-                denom = out[u] + out[v] - 2.0 * w
-                x = w / denom if denom > 0 else np.inf
-            else:
-                cc = cu * max(np.float64(vwgt[v]), 1.0)
-                x = w / cc if code == 1 else w * w / cc
             if k < size:
-                eu[k], ev[k], r[k] = u, v, x
+                eu[k], ev[k], r[k] = u, v, _rating(code, np.float64(ewgt[e]), cu, v, vwgt, out, u)
             k += 1
     return k
+
+
+@njit(cache=True, internal=True)
+def _count_upper(c, chunk, indptr, indices):
+    """Upper entries (u -> v, u < v) of the rows of chunk c."""
+    count = 0
+    for u in range(c * chunk, min(indptr.shape[0] - 1, (c + 1) * chunk)):
+        for e in range(indptr[u], indptr[u + 1]):
+            count += indices[e] > u
+    return count
+
+
+@njit(cache=True, internal=True)
+def _fill_upper(c, chunk, at, indptr, indices, ewgt, vwgt, code, wdeg, eu, ev, r):
+    """_upper_ratings_kernel's entries for the rows of chunk c, written from position at."""
+    n = indptr.shape[0] - 1
+    hi = min(n, (c + 1) * chunk)
+    last = indptr[hi] - PREFETCH_DISTANCE
+    for u in range(c * chunk, hi):
+        cu = max(np.float64(vwgt[u]), 1.0)
+        for e in range(indptr[u], indptr[u + 1]):
+            if e < last:
+                if code == 3:
+                    prefetch(wdeg, indices[e + PREFETCH_DISTANCE])
+                elif code != 0:
+                    prefetch(vwgt, indices[e + PREFETCH_DISTANCE])
+            v = indices[e]
+            if v > u:
+                eu[at], ev[at], r[at] = u, v, _rating(code, np.float64(ewgt[e]), cu, v, vwgt, wdeg, u)
+                at += 1
+
+
+@njit(cache=True, parallel=PRANGE_ONLY)
+def _upper_ratings_chunked(indptr, indices, ewgt, vwgt, code, wdeg, chunk, eu, ev, r):
+    """_upper_ratings_kernel in chunks of ``chunk`` rows (threads.CHUNK) on the threads: the same entries
+    in the same (CSR) order. Fills nothing when the outputs' size is not the count."""
+    chunks = (indptr.shape[0] - 1 + chunk - 1) // chunk
+    start = np.zeros(chunks + 1, dtype=np.int64)
+    for c in prange(chunks):
+        start[c + 1] = _count_upper(c, chunk, indptr, indices)
+    for c in range(chunks):
+        start[c + 1] += start[c]
+    if start[chunks] != eu.shape[0]:
+        return start[chunks]
+    for c in prange(chunks):
+        _fill_upper(c, chunk, start[c], indptr, indices, ewgt, vwgt, code, wdeg, eu, ev, r)
+    return start[chunks]
 
 
 def edge_priority(graph, rating="weight", ratings=None):

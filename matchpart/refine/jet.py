@@ -23,7 +23,7 @@ from numba import prange
 from .. import threads
 from ..backend.rng import hash64_at, stream_key_at
 from ..jit import njit
-from ..threads import CHUNK, PRANGE_ONLY
+from ..threads import PRANGE_ONLY
 from .boundary import boundary_from_scratch, extend_boundary, on_boundary
 from .destinations import best_destinations, gather_rows, row_ids, vertex_destination
 from .rebalance import MAX_ROUNDS as _REBALANCE_ROUNDS
@@ -98,22 +98,23 @@ def jet_arrays(arrays, parts, maxw, *, seed=0, max_iterations=MAX_ITERATIONS, pa
     indptr, indices, ewgt, vwgt = arrays
     hint = np.empty(0, dtype=np.bool_) if boundary_hint is None else boundary_hint
     return jet_nb(indptr, indices, ewgt, vwgt, parts.copy(), maxw, int(seed), int(max_iterations),
-                  int(patience), float(negative_gain_factor), float(min_improvement), hint, threads.PARALLEL_MIN_ITEMS)
+                  int(patience), float(negative_gain_factor), float(min_improvement), hint, threads.CHUNK,
+                  threads.PARALLEL_MIN_ITEMS)
 
 
 # ---- compiled formulation (CPU) ----------------------------------------------------------------
-# The boundary list is scanned in chunks of threads.CHUNK entries (see matchpart/threads.py):
+# The boundary list is scanned in chunks of ``chunk`` entries (threads.CHUNK; see matchpart/threads.py):
 # a chunk writes only its own vertices' slots and its own keep flags and partial cut, and the
 # list is compacted and the partial cuts summed in chunk order after, so the result is the
 # same for any number of threads.
 @njit(cache=True, internal=True)
-def _scan_chunk(c, indptr, indices, ewgt, parts, k, bnd, nb, in_list, locked, key, dest, conn_dest, conn_own,
+def _scan_chunk(c, chunk, indptr, indices, ewgt, parts, k, bnd, nb, in_list, locked, key, dest, conn_dest, conn_own,
                 acc, touched, everywhere, keep, chunk_cut):
-    """best_destinations for list entries c * CHUNK ..: keep[i] = still on the boundary,
+    """best_destinations for list entries c * chunk ..: keep[i] = still on the boundary,
     chunk_cut[c] = twice their cut weight. Interior vertices have no destination, so this is
     _best_destinations_nb restricted to the boundary: same dest / connectivities, same ties."""
     two_cut = 0.0
-    for i in range(c * CHUNK, min(nb, (c + 1) * CHUNK)):
+    for i in range(c * chunk, min(nb, (c + 1) * chunk)):
         v = bnd[i]
         d, cd, co, out = vertex_destination(v, indptr, indices, ewgt, parts, k, not locked[v], everywhere,
                                             key, acc, touched)
@@ -129,18 +130,18 @@ def _scan_chunk(c, indptr, indices, ewgt, parts, k, bnd, nb, in_list, locked, ke
 
 @njit(cache=True, parallel=PRANGE_ONLY)
 def _scan(indptr, indices, ewgt, parts, k, bnd, nb, in_list, locked, key, dest, conn_dest, conn_own, acc, touched,
-          everywhere, keep, chunk_cut, parallel_min):
+          everywhere, keep, chunk_cut, chunk, parallel_min):
     """Scan the listed vertices (_scan_chunk), dropping those no longer on the boundary.
     Returns (vertices kept, 2 * cut)."""
-    chunks = (nb + CHUNK - 1) // CHUNK
+    chunks = (nb + chunk - 1) // chunk
     if nb >= parallel_min:
         for c in prange(chunks):
-            _scan_chunk(c, indptr, indices, ewgt, parts, k, bnd, nb, in_list, locked, key, dest, conn_dest,
+            _scan_chunk(c, chunk, indptr, indices, ewgt, parts, k, bnd, nb, in_list, locked, key, dest, conn_dest,
                         conn_own, np.zeros(k, dtype=ewgt.dtype), np.empty(k, dtype=np.int64), everywhere, keep,
                         chunk_cut)
     else:
         for c in range(chunks):
-            _scan_chunk(c, indptr, indices, ewgt, parts, k, bnd, nb, in_list, locked, key, dest, conn_dest,
+            _scan_chunk(c, chunk, indptr, indices, ewgt, parts, k, bnd, nb, in_list, locked, key, dest, conn_dest,
                         conn_own, acc, touched, everywhere, keep, chunk_cut)
     two_cut = 0.0
     for c in range(chunks):
@@ -160,17 +161,17 @@ def _compact(listed, nb, keep):
 
 
 @njit(cache=True, internal=True)
-def _candidates_chunk(c, bnd, nb, dest, conn_dest, conn_own, factor, cand):
-    for i in range(c * CHUNK, min(nb, (c + 1) * CHUNK)):
+def _candidates_chunk(c, chunk, bnd, nb, dest, conn_dest, conn_own, factor, cand):
+    for i in range(c * chunk, min(nb, (c + 1) * chunk)):
         v = bnd[i]
         cand[v] = dest[v] >= 0 and -(conn_dest[v] - conn_own[v]) < np.floor(factor * conn_own[v])
 
 
 @njit(cache=True, internal=True)
-def _afterburner_chunk(c, indptr, indices, ewgt, parts, bnd, nb, dest, conn_dest, conn_own, prio_key, cand, keep):
+def _afterburner_chunk(c, chunk, indptr, indices, ewgt, parts, bnd, nb, dest, conn_dest, conn_own, prio_key, cand, keep):
     """keep[i] = list entry i is a candidate whose gain, recomputed as if every
     higher-priority neighbouring candidate had moved first, is positive."""
-    for i in range(c * CHUNK, min(nb, (c + 1) * CHUNK)):
+    for i in range(c * chunk, min(nb, (c + 1) * chunk)):
         v = bnd[i]
         keep[i] = False
         if not cand[v]:
@@ -198,21 +199,21 @@ def _afterburner_chunk(c, indptr, indices, ewgt, parts, bnd, nb, dest, conn_dest
 
 @njit(cache=True, parallel=PRANGE_ONLY)
 def _lp_moves_nb(indptr, indices, ewgt, parts, bnd, nb, dest, conn_dest, conn_own, factor, prio_key, cand, moved,
-                 keep, parallel_min):
+                 keep, chunk, parallel_min):
     """Fill moved with the listed vertices that move this iteration (candidates that survive
     the afterburner), in list order; returns how many."""
-    chunks = (nb + CHUNK - 1) // CHUNK
+    chunks = (nb + chunk - 1) // chunk
     if nb >= parallel_min:
         for c in prange(chunks):
-            _candidates_chunk(c, bnd, nb, dest, conn_dest, conn_own, factor, cand)
+            _candidates_chunk(c, chunk, bnd, nb, dest, conn_dest, conn_own, factor, cand)
         for c in prange(chunks):
-            _afterburner_chunk(c, indptr, indices, ewgt, parts, bnd, nb, dest, conn_dest, conn_own, prio_key,
+            _afterburner_chunk(c, chunk, indptr, indices, ewgt, parts, bnd, nb, dest, conn_dest, conn_own, prio_key,
                                cand, keep)
     else:
         for c in range(chunks):
-            _candidates_chunk(c, bnd, nb, dest, conn_dest, conn_own, factor, cand)
+            _candidates_chunk(c, chunk, bnd, nb, dest, conn_dest, conn_own, factor, cand)
         for c in range(chunks):
-            _afterburner_chunk(c, indptr, indices, ewgt, parts, bnd, nb, dest, conn_dest, conn_own, prio_key,
+            _afterburner_chunk(c, chunk, indptr, indices, ewgt, parts, bnd, nb, dest, conn_dest, conn_own, prio_key,
                                cand, keep)
     nm = 0
     for i in range(nb):
@@ -225,11 +226,12 @@ def _lp_moves_nb(indptr, indices, ewgt, parts, bnd, nb, dest, conn_dest, conn_ow
 
 @njit(cache=True)
 def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience, c, min_improvement, hint,
-           parallel_min):
+           chunk, parallel_min):
     """The loop of _jet_xp as one kernel (p is changed); returns the best partition seen, its
     cut (float; exact for integer weights) and bool flags of a superset of its boundary.
     ``hint``: flags of a superset of p's boundary, or an empty array. The boundary scans run
-    on threads from ``parallel_min`` listed vertices up (threads.PARALLEL_MIN_ITEMS).
+    in chunks of ``chunk`` list entries, on threads from ``parallel_min`` entries up
+    (threads.CHUNK, threads.PARALLEL_MIN_ITEMS).
 
     Each iteration scans the boundary vertices only (interior ones have no move), kept in a
     list that the moved vertices' neighbourhoods extend: O(boundary) instead of O(m) work.
@@ -242,7 +244,7 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
     bnd = np.empty(n, dtype=np.int64)
     moved = np.empty(n, dtype=np.int64)
     keep = np.empty(n, dtype=np.bool_)       # per list entry: the chunked scans' verdicts
-    chunk_cut = np.empty((n + CHUNK - 1) // CHUNK, dtype=np.float64)
+    chunk_cut = np.empty((n + chunk - 1) // chunk, dtype=np.float64)
     # read only for listed vertices, which every _scan writes first: no fill (three n-long
     # writes were ~5% of a fine level's Jet on delaunay 2^20)
     dest = np.empty(n, dtype=np.int64)
@@ -288,7 +290,7 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
             nlog[0] = 0
         nb, two_cut = _scan(indptr, indices, ewgt, p, k, bnd, nb, in_list, locked,
                             stream_key_at(seed, _STREAM_DEST + it), dest, conn_dest, conn_own, acc, touched,
-                            everywhere, keep, chunk_cut, parallel_min)
+                            everywhere, keep, chunk_cut, chunk, parallel_min)
         cut = two_cut / 2
         over = host_overload(bw, maxw)
         if over < best_over or (over == best_over and cut < best_cut):
@@ -308,7 +310,7 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
         for i in range(nm):
             locked[moved[i]] = False
         nm_new = _lp_moves_nb(indptr, indices, ewgt, p, bnd, nb, dest, conn_dest, conn_own, c,
-                              stream_key_at(seed, _STREAM_PRIORITY + it), cand, moved, keep, parallel_min)
+                              stream_key_at(seed, _STREAM_PRIORITY + it), cand, moved, keep, chunk, parallel_min)
         if nm_new == 0 and nm == 0:
             break                            # nothing left to try: a local optimum of this search
         nm = nm_new
