@@ -169,6 +169,7 @@ def order(graph, *, matcher="local_max", rating="expansion_star2", eps=DEFAULT_E
     (1 + eps) / 2 of its piece. Deterministic for a seed; independent of the thread count.
     """
     from ..io import as_graph
+    from ..matchers import resolve
     t0 = time.perf_counter()
     if isinstance(leaf_size, bool) or not isinstance(leaf_size, numbers.Integral) or \
             not 1 <= leaf_size <= MAX_DENSE_VERTICES:
@@ -178,6 +179,9 @@ def order(graph, *, matcher="local_max", rating="expansion_star2", eps=DEFAULT_E
         raise GraphError(f"eps must be a number >= 0 (e.g. 0.2), got {eps!r}", kind="invalid")
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
         raise GraphError(f"seed must be a non-negative integer, got {seed!r}", kind="invalid")
+    if method not in ("apfb", "apsb"):
+        raise GraphError(f"unknown method {method!r}; choose apfb or apsb", kind="invalid")
+    resolve(matcher)   # an unknown matcher fails now, not only once a piece is large enough to use it
     g = as_graph(graph)
     host = g.to("cpu")
     n = host.n
