@@ -7,7 +7,10 @@ Public API::
     matchpart.Graph, matchpart.load_graph, matchpart.save_graph
     matchpart.matchers                   # registry: available(), describe(), register()
     matchpart.compare(graph, k)          # matchers compared by downstream cut
-    matchpart.compat                     # pymetis / nxmetis call shapes (part_graph, nx_partition)
+    matchpart.compat                     # pymetis / nxmetis call shapes (part_graph, nx_partition,
+                                         # nested_dissection)
+    matchpart.vertex_separator(graph)    # a vertex separator (labels 0 / 1 / 2)
+    matchpart.order(graph)               # nested-dissection ordering: (perm, iperm)
 """
 from importlib import import_module
 
@@ -31,6 +34,8 @@ _LAZY = {
     "partition": "matchpart.pipeline",
     "PartitionResult": "matchpart.pipeline",
     "compare": "matchpart.compare",
+    "order": "matchpart.order",
+    "vertex_separator": "matchpart.order.separator",
     "MatchpartError": "matchpart.errors",
     "GraphError": "matchpart.errors",
 }

@@ -1,4 +1,4 @@
-"""The ``matchpart`` command: info, generate, match, matchers, partition, compare."""
+"""The ``matchpart`` command: info, generate, match, matchers, partition, compare, order, separator."""
 from __future__ import annotations
 
 import argparse
@@ -11,7 +11,7 @@ import sys
 import time
 import warnings
 
-from . import __version__, cli_compare
+from . import __version__, cli_compare, cli_order
 from .cli_common import (PROG, _check_output, _check_partitionable, _eps, _fractions, _load, _notes,
                          _positive_int, _seed, threads_arg)
 from .errors import MatchpartError
@@ -25,6 +25,7 @@ examples:
   matchpart match 4elt.graph -m local_max --rating expansion_star2
   matchpart partition 4elt.graph 8 -m local_max -o 4elt.part.8 -v
   matchpart compare 4elt.graph airfoil1.graph 8 -m local_max,red_blue --repeats 3 --plot cmp.png
+  matchpart order 4elt.graph        (nested dissection: 4elt.graph.iperm, nnz(L), flops)
 
 GRAPH is a file (.graph/.metis METIS, .mtx Matrix Market, .edges/.txt/.el edge list)
 or a generator spec such as delaunay:100000, rgg:65536, grid:100x100, er:10000:8,
@@ -124,6 +125,7 @@ def build_parser():
     threads_arg(s)
 
     cli_compare.add_parser(add)
+    cli_order.add_parsers(add)
     return p
 
 
@@ -331,7 +333,8 @@ def _print_report(r, out, verbose):
 
 
 COMMANDS = {"info": cmd_info, "generate": cmd_generate, "match": cmd_match, "matchers": cmd_matchers,
-            "partition": cmd_partition, "compare": cli_compare.cmd_compare}
+            "partition": cmd_partition, "compare": cli_compare.cmd_compare, "order": cli_order.cmd_order,
+            "separator": cli_order.cmd_separator}
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):

@@ -4,6 +4,8 @@
   ``(edge_cuts, parts)`` (a named tuple ``GraphPartition``; ``parts`` an ``array('q')``).
 - ``nx_partition(G, nparts, ...)`` as nxmetis's ``partition``: returns
   ``(objval, [[nodes of block 0], [nodes of block 1], ...])``.
+- ``nested_dissection(adjacency=None, xadj=None, adjncy=None, ...)`` as pymetis: returns
+  ``(perm, iperm)`` (two ``array('q')``), a fill-reducing ordering (matchpart.order).
 - ``csr_graph(rowptr, col, value=None)``: a Graph from CSR arrays of any library that speaks
   DLPack or ``__cuda_array_interface__`` (CuPy, PyTorch, JAX, NumPy); arrays on a GPU stay there.
 
@@ -118,6 +120,32 @@ def nx_partition(G, nparts, node_weight="weight", node_size="size", edge_weight=
     for node, b in zip(nodes, res.parts.tolist()):
         blocks[b].append(node)
     return res.cut, blocks
+
+
+def nested_dissection(adjacency=None, xadj=None, adjncy=None, vweights=None, options=None, *, device="auto",
+                      matcher=None):
+    """A fill-reducing ordering as pymetis.nested_dissection computes it; returns ``(perm, iperm)``
+    (two ``array('q')``): perm[i] is the vertex numbered i, iperm[v] the number of vertex v.
+
+    Input as in ``part_graph`` (neighbour lists, a CSRAdjacency, or xadj/adjncy).
+    ``vweights`` weigh the vertices for the separators' balance. ``options``: ``seed`` and
+    ``ufactor`` (each separator side at most (1 + ufactor / 1000) / 2 of its piece; METIS's
+    ordering default is 200) are honoured, ``numbering`` 0 and ``dbglvl`` 0 accepted.
+    """
+    from .order.nested import DEFAULT_EPS, order
+    opts = _metis_options(options)
+    graph = _graph_from_pymetis_input(adjacency, xadj, adjncy, vweights, None)
+    kwargs = {"seed": opts.get("seed", 0), "eps": opts.get("ufactor", round(1000 * DEFAULT_EPS)) / 1000.0,
+              "device": device}
+    if matcher is not None:
+        kwargs["matcher"] = matcher
+    perm, iperm = order(graph, **kwargs)
+    out = []
+    for a in (perm, iperm):
+        arr = array("q")
+        arr.frombytes(np.ascontiguousarray(a, dtype=np.int64).tobytes())
+        out.append(arr)
+    return tuple(out)
 
 
 # ---- inputs ----------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Partition quality measures: edge cut, block weights, balance bound, imbalance, communication volume."""
+"""Partition quality measures: edge cut, block weights, balance bound, imbalance, communication volume;
+and the fill of an ordering (``fill``, computed in order/fill.py)."""
 from __future__ import annotations
 
 import math
@@ -244,3 +245,11 @@ def _plain(x):
     if isinstance(x, np.ndarray):
         return [_plain(v) for v in x.tolist()]
     return x.item() if hasattr(x, "item") else x
+
+
+def fill(graph, perm):
+    """nnz of the Cholesky factor L and the flop count of ordering ``perm`` (perm[i]: the vertex
+    eliminated i-th, as pymetis.nested_dissection's perm): a FillResult (``nnz``, ``flops``,
+    column counts, elimination tree); see matchpart.order.fill.fill."""
+    from .order.fill import fill as _fill
+    return _fill(graph, perm)

@@ -1,0 +1,295 @@
+"""Vertex separators, minimum covers, nested dissection, fill (matchpart.order)."""
+import itertools
+from array import array
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.sparse.csgraph import maximum_bipartite_matching as scipy_matching
+
+import matchpart
+from matchpart import metrics
+from matchpart.compat import nested_dissection
+from matchpart.errors import GraphError
+from matchpart.order.compress import identical_groups
+from matchpart.order.cover import konig_cover, max_matching_nb, min_vertex_cover
+from matchpart.order.fill import fill
+from matchpart.order.mindegree import min_degree_order
+from matchpart.order.nested import order
+from matchpart.order.separator import ml_separator_nb, separator_from_bisection, vertex_separator
+
+from conftest import shared_graph as shared_path
+
+
+def load_shared(name):
+    return matchpart.load_graph(str(shared_path(name + ".graph")))
+
+
+def random_graph(n, p, seed, components=1):
+    rng = np.random.default_rng(seed)
+    R = sp.random(n, n, density=p, random_state=int(rng.integers(1 << 30)))
+    A = ((R + R.T) != 0).astype(np.int64).tolil()
+    A.setdiag(0)
+    A = sp.csr_matrix(A)
+    A.eliminate_zeros()
+    if components > 1:
+        A = sp.block_diag([A] * components, format="csr")
+    return matchpart.Graph.from_scipy(A)
+
+
+def assert_separator(g, labels, eps):
+    rows = np.repeat(np.arange(g.n), np.diff(g.indptr))
+    assert set(np.unique(labels)) <= {0, 1, 2}
+    assert not ((labels[rows] == 0) & (labels[g.indices] == 1)).any(), "edge between side 0 and side 1"
+    w = np.asarray(g.vwgt, dtype=np.float64)
+    bound = 0.5 * (1 + eps) * w.sum()
+    assert w[labels == 0].sum() <= bound and w[labels == 1].sum() <= bound
+
+
+def dense_symbolic(g, perm):
+    """nnz(L), flops of the Cholesky factor by eliminating the permuted pattern densely."""
+    n = g.n
+    M = g.to_scipy().toarray()[np.ix_(perm, perm)] != 0
+    np.fill_diagonal(M, True)
+    nnz = flops = 0
+    for k in range(n):
+        below = np.flatnonzero(M[k + 1:, k]) + k + 1
+        M[np.ix_(below, below)] = True
+        nnz += 1 + below.size
+        flops += (1 + below.size) ** 2
+    return nnz, flops
+
+
+def assert_ordering(n, perm, iperm):
+    perm, iperm = np.asarray(perm), np.asarray(iperm)
+    assert sorted(perm.tolist()) == list(range(n))
+    assert (iperm[perm] == np.arange(n)).all()
+
+
+# ---- minimum vertex cover ---------------------------------------------------------------------
+def brute_force_cover(B):
+    r, c = B.shape
+    edges = list(zip(*B.nonzero()))
+    for size in range(r + c + 1):
+        for chosen in itertools.combinations(range(r + c), size):
+            s = set(chosen)
+            if all(i in s or r + j in s for i, j in edges):
+                return size
+    return r + c
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_min_cover_is_a_cover_of_minimum_size(seed):
+    rng = np.random.default_rng(seed)
+    r, c = int(rng.integers(1, 6)), int(rng.integers(1, 6))
+    B = sp.csr_matrix((rng.random((r, c)) < 0.45).astype(np.int8))
+    for method in ("apfb", "apsb"):
+        rows, cols = min_vertex_cover(B, method=method, device="cpu")
+        for i, j in zip(*B.nonzero()):
+            assert rows[i] or cols[j]
+        assert rows.sum() + cols.sum() == brute_force_cover(B)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_compiled_matcher_is_maximum_and_its_cover_minimum(seed):
+    rng = np.random.default_rng(seed)
+    r, c = int(rng.integers(1, 60)), int(rng.integers(1, 60))
+    B = sp.csr_matrix((rng.random((r, c)) < 0.08).astype(np.int8))
+    ptr, adj = B.indptr.astype(np.int64), B.indices.astype(np.int64)
+    lmate, rmate = max_matching_nb(r, c, ptr, adj)
+    matched = np.flatnonzero(lmate >= 0)
+    assert (rmate[lmate[matched]] == matched).all()
+    assert all(B[i, lmate[i]] for i in matched)
+    size = int((scipy_matching(B, perm_type="column") >= 0).sum())
+    assert matched.size == size
+    cl, cr = konig_cover(r, c, ptr, adj, lmate, rmate)
+    assert cl.sum() + cr.sum() == size            # Konig: |min cover| = |max matching|
+    for i, j in zip(*B.nonzero()):
+        assert cl[i] or cr[j]
+
+
+def test_separator_from_bisection_covers_every_cut_edge():
+    g = matchpart.generate("grid:8x8")
+    side = (np.arange(64) % 8 >= 4).astype(np.int64)   # columns 0-3 | 4-7: 8 cut edges
+    where = separator_from_bisection(g.indptr, g.indices, side, device="cpu")
+    assert_separator(g, where, eps=1.0)
+    assert (where == 2).sum() == 8
+
+
+# ---- separators ------------------------------------------------------------------------------
+@pytest.mark.parametrize("spec, best", [("grid:20x20", 20), ("grid:9x31", 9)])
+def test_separator_of_grids_is_a_grid_line(spec, best):
+    g = matchpart.generate(spec)
+    r = vertex_separator(g, seed=1)
+    assert_separator(g, r.labels, 0.2)
+    assert r.balanced and r.weight == (r.labels == 2).sum()
+    assert best <= r.weight <= best + 2
+
+
+@pytest.mark.parametrize("name", ["4elt", "rgg2d", "example_weighted", "celegans_metabolic"])
+def test_separator_of_shared_graphs(name):
+    g = load_shared(name)
+    for eps in (0.2, 0.05):
+        r = vertex_separator(g, eps=eps, seed=0, method="apsb")
+        assert_separator(g, r.labels, eps)
+        assert r.weight == pytest.approx(float(np.asarray(g.vwgt)[r.labels == 2].sum()))
+    if name == "4elt":
+        assert r.weight < 120   # METIS's ordering has a top separator of ~70 vertices
+
+
+def test_separator_is_deterministic_and_rejects_bad_options():
+    g = matchpart.generate("delaunay:3000")
+    a, b = vertex_separator(g, seed=3), vertex_separator(g, seed=3)
+    assert (a.labels == b.labels).all()
+    with pytest.raises(GraphError):
+        vertex_separator(g, eps=-1)
+    with pytest.raises(GraphError):
+        vertex_separator(g, method="hopcroft")
+    with pytest.raises(ValueError):
+        vertex_separator(g, matcher="no_such_matcher")
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(2, 400), st.floats(0.002, 0.05), st.integers(0, 10**6), st.integers(1, 3))
+def test_compiled_separator_is_valid_on_random_graphs(n, p, seed, comps):
+    g = random_graph(n, p, seed, comps)
+    where = ml_separator_nb(g.indptr.astype(np.int64), g.indices, np.ones(g.indices.size, dtype=np.int64),
+                            np.ones(g.n, dtype=np.int64), 0.2, 4)
+    rows = np.repeat(np.arange(g.n), np.diff(g.indptr))
+    assert not ((where[rows] == 0) & (where[g.indices] == 1)).any()
+    total = g.n
+    w0, w1 = (where == 0).sum(), (where == 1).sum()
+    # balance is reached whenever FM can reach it; it always can once a side may hold >= 1 vertex
+    assert max(w0, w1) <= 0.6 * total or g.m == 0 or n < 10
+
+
+# ---- fill ------------------------------------------------------------------------------------
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 35), st.floats(0.0, 0.4), st.integers(0, 10**6))
+def test_fill_equals_dense_symbolic_factorization(n, p, seed):
+    g = random_graph(n, p, seed)
+    perm = np.random.default_rng(seed).permutation(n)
+    f = fill(g, perm)
+    assert (f.nnz, f.flops) == dense_symbolic(g, perm)
+    assert f.colcounts.sum() == f.nnz
+    assert metrics.fill(g, perm).nnz == f.nnz
+
+
+def test_fill_of_known_orderings():
+    path = matchpart.generate("grid:1x50")
+    assert fill(path, np.arange(50)).nnz == 99              # a path in order: no fill
+    assert fill(path, np.arange(50)).height == 50
+    star = matchpart.Graph.from_scipy(sp.csr_matrix(np.eye(6, k=1)[:, :] * 0 + np.pad(np.ones((1, 5)), ((0, 5), (1, 0)))
+                                                    + np.pad(np.ones((5, 1)), ((1, 0), (0, 5)))))
+    assert fill(star, [1, 2, 3, 4, 5, 0]).nnz == 11         # leaves first: no fill
+    assert fill(star, [0, 1, 2, 3, 4, 5]).nnz == 21         # hub first: L is full
+    with pytest.raises(GraphError):
+        fill(path, np.zeros(50, dtype=np.int64))
+    with pytest.raises(GraphError):
+        fill(path, np.arange(49))
+
+
+# ---- minimum degree and compression ----------------------------------------------------------
+def test_min_degree_gives_no_fill_on_trees():
+    for spec in ("grid:1x40",):
+        g = matchpart.generate(spec)
+        o = min_degree_order(g.indptr.astype(np.int64), g.indices, np.ones(g.n, dtype=np.int64))
+        assert sorted(o.tolist()) == list(range(g.n))
+        assert fill(g, o).nnz == 2 * g.n - 1
+    rng = np.random.default_rng(0)
+    parent = [int(rng.integers(0, i)) for i in range(1, 80)]
+    A = sp.coo_matrix((np.ones(79), (np.arange(1, 80), parent)), shape=(80, 80))
+    tree = matchpart.Graph.from_scipy(sp.csr_matrix(A + A.T))
+    o = min_degree_order(tree.indptr.astype(np.int64), tree.indices, np.ones(80, dtype=np.int64))
+    assert fill(tree, o).nnz == 80 + 79
+
+
+def test_compression_merges_identical_vertices_and_numbers_them_together():
+    base = matchpart.generate("grid:12x12").to_scipy()
+    dofs = 3                                     # three unknowns per mesh node
+    A = sp.kron(base + sp.eye(144), np.ones((dofs, dofs))).tocsr()
+    A.setdiag(0)
+    A.eliminate_zeros()
+    g = matchpart.Graph.from_scipy(A)
+    cmap, nc = identical_groups(g.indptr.astype(np.int64), g.indices)
+    assert nc == 144 and (cmap == np.repeat(np.arange(144), dofs)).all()
+    r = order(g, leaf_size=20)
+    assert r.compressed_n == 144
+    assert_ordering(g.n, *r)
+    node_of_position = np.asarray(r.perm) // dofs
+    assert (node_of_position.reshape(-1, dofs) == node_of_position[::dofs, None]).all()
+    # compressing changes nothing the ordering could not do, and costs no fill
+    plain = order(g, leaf_size=20, compress=False)
+    assert fill(g, r.perm).nnz <= 1.15 * fill(g, plain.perm).nnz
+
+
+# ---- nested dissection -----------------------------------------------------------------------
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 600), st.floats(0.001, 0.03), st.integers(0, 10**6), st.integers(1, 3),
+       st.sampled_from([4, 30, 120]))
+def test_order_is_a_permutation_on_random_graphs(n, p, seed, comps, leaf):
+    g = random_graph(n, p, seed, comps)
+    perm, iperm = order(g, seed=seed % 1000, leaf_size=leaf)
+    assert_ordering(g.n, perm, iperm)
+
+
+def test_order_separators_are_numbered_last():
+    g = matchpart.generate("grid:40x40")
+    r = order(g, leaf_size=30)
+    assert_ordering(g.n, *r)
+    top = r.separators[0]
+    assert top[0] == 0 and 40 <= top[2] <= 44
+    last = np.asarray(r.perm)[g.n - int(top[1]):]
+    labels = np.zeros(g.n, dtype=np.int64)
+    labels[last] = 2
+    # removing the last-numbered block splits the grid
+    from scipy.sparse.csgraph import connected_components
+    keep = np.flatnonzero(labels != 2)
+    assert connected_components(g.to_scipy()[keep][:, keep])[0] >= 2
+
+
+def test_order_beats_natural_and_is_deterministic():
+    g = matchpart.generate("grid:60x60")
+    a = order(g, seed=5)
+    b = order(g, seed=5)
+    assert (np.asarray(a.perm) == np.asarray(b.perm)).all()
+    nd = fill(g, a.perm)
+    natural = fill(g, np.arange(g.n))
+    assert nd.nnz < 0.5 * natural.nnz and nd.flops < 0.2 * natural.flops
+
+
+def test_order_of_disconnected_graphs_and_empty_graph():
+    g = random_graph(300, 0.01, 1, components=3)
+    assert_ordering(g.n, *order(g))
+    e = matchpart.Graph(np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int32))
+    perm, iperm = order(e)
+    assert len(perm) == 0 and len(iperm) == 0
+    iso = matchpart.Graph(np.zeros(6, dtype=np.int64), np.zeros(0, dtype=np.int32))
+    assert_ordering(5, *order(iso))
+
+
+def test_order_on_a_shared_mesh_is_near_metis():
+    g = load_shared("4elt")
+    perm, iperm = matchpart.order(g)
+    assert_ordering(g.n, perm, iperm)
+    f = metrics.fill(g, perm)
+    # METIS 5.1 (pymetis): nnz(L) 344654; natural order: ~5.7e6
+    assert f.nnz < 1.25 * 344654
+
+
+def test_compat_nested_dissection_has_pymetis_shape():
+    adj = [[1, 3], [0, 2, 4], [1, 5], [0, 4], [1, 3, 5], [2, 4]]
+    perm, iperm = nested_dissection(adjacency=adj)
+    assert isinstance(perm, array) and isinstance(iperm, array) and perm.typecode == "q"
+    assert_ordering(6, perm, iperm)
+    g = matchpart.generate("grid:5x7")
+    perm2, iperm2 = nested_dissection(xadj=g.indptr, adjncy=g.indices, options={"seed": 2, "ufactor": 100})
+    assert_ordering(35, perm2, iperm2)
+    pymetis = pytest.importorskip("pymetis")
+    mp = pymetis.nested_dissection(adjacency=adj)
+    assert type(mp) is tuple and len(mp) == 2
+    assert [type(x) for x in mp] == [type(perm), type(iperm)] and mp[0].typecode == perm.typecode
+    # same meaning: both are orderings of the same matrix whose fill fill() measures
+    assert_ordering(6, *mp)
