@@ -5,8 +5,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numba import prange
 
 from .jit import njit
+from .threads import PRANGE_ONLY
 
 
 def max_block_weight(total_vwgt, k, eps):
@@ -154,28 +156,64 @@ def is_balanced(graph, parts, k, eps):
     return bool((bw <= max_block_weight(graph.total_vwgt, k, eps)).all().item())
 
 
-def _host_csr(graph, parts):
-    """Host copies (rows, indices, parts) for the reporting measures below (not a hot path)."""
+def _host_rows(graph, parts):
+    """Host (indptr int64, indices, parts int64) for the reporting measures below."""
     h = graph.backend.to_host
-    indptr = np.asarray(h(graph.indptr), dtype=np.int64)
-    indices = np.asarray(h(graph.indices), dtype=np.int64)
-    rows = np.repeat(np.arange(graph.n, dtype=np.int64), np.diff(indptr))
-    return rows, indices, np.asarray(h(graph.backend.to_device(parts)), dtype=np.int64)
+    return (np.ascontiguousarray(h(graph.indptr), dtype=np.int64), np.ascontiguousarray(h(graph.indices)),
+            np.ascontiguousarray(h(graph.backend.to_device(parts)), dtype=np.int64))
 
 
 def communication_volumes(graph, parts, k):
     """Per block: the sum over its vertices of the number of other blocks among their neighbours
     (the data a block sends when every vertex is sent once to each neighbouring block)."""
-    rows, indices, p = _host_csr(graph, parts)
-    other = p[indices] != p[rows]
-    pairs = np.unique(rows[other] * k + p[indices][other])  # distinct (vertex, foreign block)
-    return np.bincount(p[pairs // k], minlength=k)
+    indptr, indices, p = _host_rows(graph, parts)
+    return _block_sums(p, _foreign_blocks(indptr, indices, p, k), k)
 
 
 def boundary_vertices(graph, parts):
     """Number of vertices with at least one neighbour in another block."""
-    rows, indices, p = _host_csr(graph, parts)
-    return int(np.unique(rows[p[indices] != p[rows]]).shape[0])
+    indptr, indices, p = _host_rows(graph, parts)
+    k = int(p.max()) + 1 if p.shape[0] else 1
+    return int(np.count_nonzero(_foreign_blocks(indptr, indices, p, k)))
+
+
+def _foreign_blocks(indptr, indices, p, k):
+    from . import threads
+    return _foreign_blocks_nb(indptr, indices, p, int(k), threads.CHUNK, threads.PARALLEL_MIN_ITEMS)
+
+
+def _block_sums(p, per_vertex, k):
+    return np.bincount(p, weights=per_vertex, minlength=k).astype(np.int64)   # exact below 2^53
+
+
+@njit(cache=True, internal=True)
+def _foreign_chunk(c, chunk, indptr, indices, parts, mark, out):
+    for v in range(c * chunk, min(parts.shape[0], (c + 1) * chunk)):
+        own = parts[v]
+        count = 0
+        for e in range(indptr[v], indptr[v + 1]):
+            b = parts[indices[e]]
+            if b != own and mark[b] != v:      # a block met for the first time at v
+                mark[b] = v
+                count += 1
+        out[v] = count
+
+
+@njit(cache=True, parallel=PRANGE_ONLY)
+def _foreign_blocks_nb(indptr, indices, parts, k, chunk, parallel_min):
+    """Per vertex, the number of other blocks among its neighbours, in chunks of ``chunk``
+    vertices (threads from ``parallel_min`` vertices up)."""
+    n = parts.shape[0]
+    out = np.empty(n, dtype=np.int64)
+    chunks = (n + chunk - 1) // chunk
+    if n >= parallel_min:
+        for c in prange(chunks):
+            _foreign_chunk(c, chunk, indptr, indices, parts, np.full(k, -1, dtype=np.int64), out)
+    else:
+        mark = np.full(k, -1, dtype=np.int64)   # marks are vertex ids: chunks may share it in turn
+        for c in range(chunks):
+            _foreign_chunk(c, chunk, indptr, indices, parts, mark, out)
+    return out
 
 
 def pieces_per_block(graph, parts, k):
@@ -183,33 +221,37 @@ def pieces_per_block(graph, parts, k):
 
     The components of the graph without its cut edges each lie inside one block.
     """
-    rows, indices, p = _host_csr(graph, parts)
-    keep = (p[rows] == p[indices]) & (rows < indices)
-    root = component_roots(graph.n, rows[keep], indices[keep])
-    return np.bincount(p[np.flatnonzero(root == np.arange(graph.n))], minlength=k)
+    indptr, indices, p = _host_rows(graph, parts)
+    return _pieces_nb(indptr, indices, p, int(k))
 
 
-def component_roots(n, u, v):
-    """For each of n vertices, the smallest vertex of its connected component in the graph of
-    edges (u[i], v[i]).
-
-    numpy only (scipy's connected_components would import scipy.sparse, a fifth of the CLI's
-    start-up): every edge hooks the larger of its two roots under the smaller, then pointer
-    jumping makes every vertex point at its root; edges inside one tree drop out. Each round
-    joins at least one pair of trees and in practice most of them, so a few rounds suffice.
-    """
+@njit(cache=True)
+def _pieces_nb(indptr, indices, parts, k):
+    # union-find over the uncut edges (each root the smallest vertex of its tree; paths
+    # halved on every find), then one count per root: O(m) in practice
+    n = parts.shape[0]
     parent = np.arange(n)
-    while u.shape[0]:
-        ru, rv = parent[u], parent[v]
-        apart = ru != rv
-        u, v, ru, rv = u[apart], v[apart], ru[apart], rv[apart]
-        parent[np.maximum(ru, rv)] = np.minimum(ru, rv)   # parent[x] <= x: always a forest
-        while True:
-            grand = parent[parent]
-            if np.array_equal(grand, parent):
-                break
-            parent = grand
-    return parent
+    for u in range(n):
+        for e in range(indptr[u], indptr[u + 1]):
+            v = indices[e]
+            if v > u and parts[v] == parts[u]:
+                ru = _find(parent, u)
+                rv = _find(parent, v)
+                if ru != rv:
+                    parent[max(ru, rv)] = min(ru, rv)
+    pieces = np.zeros(k, dtype=np.int64)
+    for v in range(n):
+        if parent[v] == v:
+            pieces[parts[v]] += 1
+    return pieces
+
+
+@njit(cache=True, internal=True)
+def _find(parent, x):
+    while parent[x] != x:
+        parent[x] = parent[parent[x]]
+        x = parent[x]
+    return x
 
 
 def summary(g, parts, k, eps=0.03, target_weights=None):
@@ -221,9 +263,10 @@ def summary(g, parts, k, eps=0.03, target_weights=None):
     bounds = block_bounds(g.total_vwgt, k, eps, target_weights)
     lmax = bounds if target_weights is not None else bounds[0]
     bw = np.asarray(g.backend.to_host(block_weights(g, parts, k)))
-    volumes = communication_volumes(g, parts, k)
-    _, _, p = _host_csr(g, parts)
-    pieces = pieces_per_block(g, parts, k)
+    indptr, indices, p = _host_rows(g, parts)
+    foreign = _foreign_blocks(indptr, indices, p, k)
+    volumes = _block_sums(p, foreign, k)
+    pieces = _pieces_nb(indptr, indices, p, k)
     return {
         "n": g.n, "m": g.m, "k": k, "eps": float(eps),
         "cut": _plain(edge_cut(g, parts)),
@@ -233,8 +276,8 @@ def summary(g, parts, k, eps=0.03, target_weights=None):
         "block_weights": [_plain(w) for w in bw],
         "total_comm_volume": int(volumes.sum()),
         "max_comm_volume": int(volumes.max()) if k else 0,
-        "boundary_vertices": boundary_vertices(g, parts),
-        "empty_blocks": int(k - np.unique(p).shape[0]),
+        "boundary_vertices": int(np.count_nonzero(foreign)),
+        "empty_blocks": int(np.count_nonzero(np.bincount(p, minlength=k) == 0)),
         "pieces": [int(x) for x in pieces],
         "disconnected_blocks": int((pieces > 1).sum()),
     }
