@@ -350,18 +350,16 @@ def test_partition_writes_parts(capsys, tmp_path):
 
 
 def test_compare_table_and_plot(capsys, tmp_path):
+    pytest.importorskip("matplotlib")   # the test extra brings it
     names = matchpart.matchers.available()[:2]
-    argv = ["compare", "grid:10x10", "2", "-m", ",".join(names), "--seeds", "2", "--device", "cpu"]
-    try:
-        import matplotlib  # noqa: F401
-        argv += ["--plot", str(tmp_path / "c.png")]
-    except ImportError:
-        pass
-    code, out, err = run(capsys, *argv)
+    plot = tmp_path / "c.png"
+    code, out, err = run(capsys, "compare", "grid:10x10", "2", "-m", ",".join(names), "--seeds", "2",
+                         "--device", "cpu", "--plot", str(plot))
     assert code == 0, err
     for name in names:
         assert name in out
     assert "median cut" in out
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_python_dash_m_has_no_traceback(tmp_path):
