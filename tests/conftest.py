@@ -24,6 +24,20 @@ def shared_graph_names():
     return sorted(p.name for p in SHARED_GRAPHS.glob("*.graph"))
 
 
+def import_recorder(watched):
+    """Python source to run first in a fresh interpreter: a finder, first on sys.meta_path, that
+    appends to ``import_attempts`` each name of ``watched`` whose import is attempted. Unlike a
+    look at sys.modules, it catches an attempt whether or not the package is installed here."""
+    return (f"import sys\n"
+            f"class _Recorder:\n"
+            f"    def find_spec(self, name, path=None, target=None):\n"
+            f"        if name in {tuple(watched)!r}:\n"
+            f"            import_attempts.append(name)\n"
+            f"        return None   # the other finders import it, or fail to, as usual\n"
+            f"import_attempts = []\n"
+            f"sys.meta_path.insert(0, _Recorder())\n")
+
+
 def _real_gpu():
     from matchpart.backend import gpu_available
     return gpu_available()
