@@ -145,17 +145,17 @@ def test_contraction_kernels_are_equal(spec, float_weights, monkeypatch):
     if float_weights:
         g = Graph(g.indptr, g.indices, ewgt=g.ewgt / 3.0, vwgt=g.vwgt)
 
-    def kernel(gather_max, parallel_min_threads):
-        monkeypatch.setattr(contract_module, "GATHER_MAX_VERTICES", gather_max)
+    def contract_with(mapping, nc, gather_max_vertices, parallel_min_threads):
+        monkeypatch.setattr(contract_module, "GATHER_MAX_VERTICES", gather_max_vertices)
         monkeypatch.setattr(contract_module, "PARALLEL_MIN_ENTRIES", 0)
         monkeypatch.setattr(contract_module, "PARALLEL_MIN_THREADS", parallel_min_threads)
         return contract(g, mapping, nc, method="kernel")
     for nc in (g.n // 2, g.n // 8):
         mapping = np.random.default_rng(nc).integers(0, nc, g.n)
-        gathered = kernel(10**9, 0)
-        serial = kernel(0, 10**6)
+        gathered = contract_with(mapping, nc, 10**9, 0)
+        serial = contract_with(mapping, nc, 0, 10**6)
         assert parallel_calls == []
-        parallel = kernel(0, 0)
+        parallel = contract_with(mapping, nc, 0, 0)
         assert parallel_calls == [numba.get_num_threads()]   # the parallel kernel ran, on every thread
         parallel_calls.clear()
         # float sums too: all three add in fine CSR order (the segmented sum adds in another)
