@@ -21,20 +21,21 @@ for i, nodes in enumerate(parts):
 
 try:
     import matplotlib
+except ImportError:
+    matplotlib = None
+if matplotlib is None:
+    print("matplotlib is not installed: not drawing")
+else:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-except ImportError:
-    print("matplotlib is not installed: not drawing")
-    sys.exit(0)
-
-block = {v: i for i, nodes in enumerate(parts) for v in nodes}
-pos = nx.spring_layout(G, seed=1, weight="weight")
-fig, ax = plt.subplots(figsize=(7, 6))
-nx.draw_networkx_edges(G, pos, ax=ax, alpha=0.25)
-nx.draw_networkx_nodes(G, pos, ax=ax, node_size=60, cmap="tab10", vmin=0, vmax=9,
-                       node_color=[block[v] % 10 for v in G])
-ax.set_title(f"Les Miserables, k={k}, cut weight {objval}")
-ax.axis("off")
-fig.tight_layout()
-fig.savefig(out, dpi=110)
-print(f"wrote {out}")
+    block = {v: i for i, nodes in enumerate(parts) for v in nodes}
+    pos = nx.spring_layout(G, seed=1, weight="weight")
+    fig, ax = plt.subplots(figsize=(7, 6))
+    nx.draw_networkx_edges(G, pos, ax=ax, alpha=0.25)
+    nx.draw_networkx_nodes(G, pos, ax=ax, node_size=60, cmap="tab10", vmin=0, vmax=9,
+                           node_color=[block[v] % 10 for v in G])
+    ax.set_title(f"Les Miserables, k={k}, cut weight {objval}")
+    ax.axis("off")
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    print(f"wrote {out}")

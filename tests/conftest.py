@@ -24,6 +24,40 @@ def shared_graph_names():
     return sorted(p.name for p in SHARED_GRAPHS.glob("*.graph"))
 
 
+def import_recorder(watched):
+    """Python source to run first in a fresh interpreter: a finder, first on sys.meta_path, that
+    appends to ``import_attempts`` each name of ``watched`` whose import is attempted. Unlike a
+    look at sys.modules, it catches an attempt whether or not the package is installed here."""
+    return (f"import sys\n"
+            f"class _Recorder:\n"
+            f"    def find_spec(self, name, path=None, target=None):\n"
+            f"        if name in {tuple(watched)!r}:\n"
+            f"            import_attempts.append(name)\n"
+            f"        return None   # the other finders import it, or fail to, as usual\n"
+            f"import_attempts = []\n"
+            f"sys.meta_path.insert(0, _Recorder())\n")
+
+
+# Python source to run first in a fresh interpreter: every contraction of a hierarchy takes
+# the parallel bucket kernel (coarsen/contract.py's thresholds set to 0, so that small graphs
+# do), and ``parallel_chunks`` records the number of chunks (= numba's threads) of each call.
+FORCE_PARALLEL_CONTRACTION = """
+import importlib
+contract_module = importlib.import_module("matchpart.coarsen.contract")   # not the function
+contract_module.GATHER_MAX_VERTICES = contract_module.PARALLEL_MIN_ENTRIES = 0
+contract_module.PARALLEL_MIN_THREADS = 0
+parallel_chunks, _parallel_kernel = [], contract_module._contract_parallel
+
+
+def _recording_kernel(*args):
+    parallel_chunks.append(args[-1])
+    return _parallel_kernel(*args)
+
+
+contract_module._contract_parallel = _recording_kernel
+"""
+
+
 def _real_gpu():
     from matchpart.backend import gpu_available
     return gpu_available()

@@ -2,6 +2,7 @@
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -52,10 +53,12 @@ def test_info_4elt(capsys):
 
 
 def test_info_weighted_and_isolated(capsys):
-    code, out, _ = run(capsys, "info", str(shared_graph("example_weighted.graph")))
+    path = shared_graph("example_weighted.graph")
+    code, out, _ = run(capsys, "info", str(path))
     assert code == 0
     assert "weighted" in field(out, "vertex weight total") and "unit" not in field(out, "edge weight total")
-    assert int(field(out, "isolated vertices")) > 0
+    isolated = int((np.diff(load_graph(path).indptr) == 0).sum())
+    assert isolated > 0 and int(field(out, "isolated vertices")) == isolated
 
 
 def test_info_reports_edge_list_base(capsys, tmp_path):
@@ -201,7 +204,6 @@ def test_compare_checks_plot_before_the_runs(capsys, tmp_path, monkeypatch):
 
 
 def test_compare_runs_a_repeated_matcher_once(capsys):
-    pytest.importorskip("matchpart.pipeline")
     name = matchpart.matchers.available()[0]
     code, out, err = run(capsys, "compare", "grid:4x4", "2", "-m", f"{name},{name}", "--seeds", "1",
                          "--device", "cpu")
@@ -229,7 +231,6 @@ def test_device_gpu_without_gpu_is_one_line(capsys, argv):
 
 
 def test_k_1_and_k_n(capsys, tmp_path):
-    pytest.importorskip("matchpart.pipeline")
     part = tmp_path / "p"
     code, out, err = run(capsys, "partition", "grid:3x4", "1", "--device", "cpu", "-o", str(part))
     assert code == 0 and field(out, "cut") == "0" and read_partition(part, n=12).tolist() == [0] * 12
@@ -335,7 +336,6 @@ def test_version_and_help(capsys):
 
 
 def test_partition_writes_parts(capsys, tmp_path):
-    pytest.importorskip("matchpart.pipeline")
     part = tmp_path / "p.txt"
     code, out, err = run(capsys, "partition", "grid:8x8", "4", "--device", "cpu", "-o", str(part), "-v")
     assert code == 0, err
@@ -350,19 +350,16 @@ def test_partition_writes_parts(capsys, tmp_path):
 
 
 def test_compare_table_and_plot(capsys, tmp_path):
-    pytest.importorskip("matchpart.pipeline")
+    pytest.importorskip("matplotlib")   # the test extra brings it
     names = matchpart.matchers.available()[:2]
-    argv = ["compare", "grid:10x10", "2", "-m", ",".join(names), "--seeds", "2", "--device", "cpu"]
-    try:
-        import matplotlib  # noqa: F401
-        argv += ["--plot", str(tmp_path / "c.png")]
-    except ImportError:
-        pass
-    code, out, err = run(capsys, *argv)
+    plot = tmp_path / "c.png"
+    code, out, err = run(capsys, "compare", "grid:10x10", "2", "-m", ",".join(names), "--seeds", "2",
+                         "--device", "cpu", "--plot", str(plot))
     assert code == 0, err
     for name in names:
         assert name in out
     assert "median cut" in out
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_python_dash_m_has_no_traceback(tmp_path):
@@ -384,18 +381,22 @@ def test_python_dash_m_has_no_traceback(tmp_path):
 
 # ---- matchpart.compare ---------------------------------------------------------------------
 def test_compare_rows_are_consistent_with_partition():
-    pipeline = pytest.importorskip("matchpart.pipeline")
+    from matchpart import pipeline
     from matchpart.compare import compare, format_table
     names = matchpart.matchers.available()[:2]
     g = load_graph("grid:12x12")
+    started = time.perf_counter()
     rows = compare(g, 4, names, seeds=(0, 1, 2), device="cpu", preset="fast")
+    elapsed = time.perf_counter() - started
     assert sorted(r["matcher"] for r in rows) == sorted(names)
     for r in rows:
-        cuts = [pipeline.partition(g, 4, matcher=r["matcher"], rating="expansion_star2", seed=s, device="cpu",
-                                   preset="fast").cut for s in (0, 1, 2)]
+        results = [pipeline.partition(g, 4, matcher=r["matcher"], rating="expansion_star2", seed=s, device="cpu",
+                                      preset="fast") for s in (0, 1, 2)]
+        cuts = [res.cut for res in results]
         assert r["cuts"] == cuts  # same seeds, same partitions
         assert r["median_cut"] == sorted(cuts)[1] and r["min_cut"] == min(cuts)
-        assert r["runs"] == 3 and 0 <= r["feasible"] <= 3 and r["median_time"] > 0
+        assert r["runs"] == 3 and r["feasible"] == sum(res.feasible for res in results)
+        assert 0 < r["min_time"] <= r["median_time"] <= elapsed   # seconds of one of its runs
     assert [r["median_cut"] for r in rows if r["feasible"] == 3] == \
         sorted(r["median_cut"] for r in rows if r["feasible"] == 3)
     table = format_table(rows).splitlines()
@@ -403,7 +404,6 @@ def test_compare_rows_are_consistent_with_partition():
 
 
 def test_compare_rejects_unknown_matcher_before_running():
-    pytest.importorskip("matchpart.pipeline")
     from matchpart.compare import compare
     with pytest.raises(ValueError, match="unknown matcher"):
         compare("grid:4x4", 2, ["no_such_matcher"])

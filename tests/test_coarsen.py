@@ -3,6 +3,7 @@ import importlib
 from pathlib import Path
 
 import networkx as nx
+import numba
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -17,7 +18,7 @@ from matchpart.io import load_graph
 from matchpart.matchers import run_matcher
 from matchpart.matchers.base import Matching, matching_problems
 
-from conftest import shared_graph
+from conftest import FORCE_PARALLEL_CONTRACTION, shared_graph
 
 CPU = backend.get("cpu")
 
@@ -121,66 +122,83 @@ def test_contraction_kernel_equals_whole_array_formulation(g, data):
     assert_same_graph(contract(g, mapping, nc, method="kernel"), contract(g, mapping, nc, method="xp"))
 
 
-@pytest.mark.parametrize("spec", ["delaunay:5000", "ba:3000:4"])
-def test_parallel_contraction_equals_whole_array_formulation(spec, monkeypatch):
-    # ba: hubs, whose coarse rows are longer than the insertion-sort limit
-    contract_module = importlib.import_module("matchpart.coarsen.contract")  # not the function
-    g = load_graph(spec)
-    monkeypatch.setattr(contract_module, "PARALLEL_MIN_ENTRIES", 0)
-    monkeypatch.setattr(contract_module, "PARALLEL_MIN_THREADS", 0)
-    for nc in (g.n // 2, g.n // 8):
-        mapping = np.random.default_rng(nc).integers(0, nc, g.n)
-        assert_same_graph(contract(g, mapping, nc, method="kernel"), contract(g, mapping, nc, method="xp"))
+def record_parallel_calls(monkeypatch, contract_module):
+    """The chunks (= numba's threads) of each call of the parallel contraction kernel, from now on."""
+    calls, kernel = [], contract_module._contract_parallel
+
+    def recording(*args):
+        calls.append(args[-1])
+        return kernel(*args)
+    monkeypatch.setattr(contract_module, "_contract_parallel", recording)
+    return calls
 
 
 @pytest.mark.parametrize("spec", ["delaunay:5000", "ba:3000:4"])
 @pytest.mark.parametrize("float_weights", [False, True])
-def test_gather_and_bucket_contraction_are_equal(spec, float_weights, monkeypatch):
-    # small graphs take contract_by_gathering, large ones on few threads the bucket kernel
-    contract_module = importlib.import_module("matchpart.coarsen.contract")
+def test_contraction_kernels_are_equal(spec, float_weights, monkeypatch):
+    # small graphs take contract_by_gathering; with the thresholds at 0 the bucket kernels,
+    # serial or parallel (ba: hubs, whose coarse rows are longer than the insertion-sort limit)
+    contract_module = importlib.import_module("matchpart.coarsen.contract")  # not the function
+    parallel_kernel = contract_module._contract_parallel
+    parallel_calls = record_parallel_calls(monkeypatch, contract_module)
     g = load_graph(spec)
     if float_weights:
         g = Graph(g.indptr, g.indices, ewgt=g.ewgt / 3.0, vwgt=g.vwgt)
-    monkeypatch.setattr(contract_module, "PARALLEL_MIN_THREADS", 10**6)
+
+    def contract_with(mapping, nc, gather_max_vertices, parallel_min_threads):
+        monkeypatch.setattr(contract_module, "GATHER_MAX_VERTICES", gather_max_vertices)
+        monkeypatch.setattr(contract_module, "PARALLEL_MIN_ENTRIES", 0)
+        monkeypatch.setattr(contract_module, "PARALLEL_MIN_THREADS", parallel_min_threads)
+        return contract(g, mapping, nc, method="kernel")
     for nc in (g.n // 2, g.n // 8):
         mapping = np.random.default_rng(nc).integers(0, nc, g.n)
-        gathered = contract(g, mapping, nc, method="kernel")
-        monkeypatch.setattr(contract_module, "GATHER_MAX_VERTICES", 0)
-        bucketed = contract(g, mapping, nc, method="kernel")
-        monkeypatch.setattr(contract_module, "GATHER_MAX_VERTICES", 10**9)
-        assert_same_graph(gathered, bucketed)   # float sums too: both add in fine CSR order
-        if not float_weights:                   # (the segmented sum adds floats in another order)
-            assert_same_graph(bucketed, contract(g, mapping, nc, method="xp"))
+        gathered = contract_with(mapping, nc, 10**9, 0)
+        serial = contract_with(mapping, nc, 0, 10**6)
+        assert parallel_calls == []
+        parallel = contract_with(mapping, nc, 0, 0)
+        assert parallel_calls == [numba.get_num_threads()]   # the parallel kernel ran, on every thread
+        parallel_calls.clear()
+        # float sums too: all three add in fine CSR order (the segmented sum adds in another)
+        assert_same_graph(gathered, serial)
+        assert_same_graph(parallel, serial)
+        if not float_weights:
+            assert_same_graph(parallel, contract(g, mapping, nc, method="xp"))
+        # more chunks than threads: each chunk's bounds and scratch, whatever the machine
+        arrays = (g.indptr, g.indices.astype(np.int32), g.ewgt, g.vwgt, mapping.astype(np.int32), nc)
+        for chunks in (1, 3, 7):
+            assert_same_graph(Graph._trusted(*parallel_kernel(*arrays, chunks), CPU), serial)
 
 
-_THREADS_SCRIPT = """
-import hashlib, importlib, numpy as np
-cm = importlib.import_module("matchpart.coarsen.contract")
-cm.PARALLEL_MIN_ENTRIES = cm.PARALLEL_MIN_THREADS = 0  # contract_arrays: 1 chunk with 1 thread, 2 with 2
+_THREADS_SCRIPT = FORCE_PARALLEL_CONTRACTION + """
+import hashlib, json, numba, numpy as np
 from matchpart.io import load_graph
 g = load_graph("ba:4000:5")
 mapping = np.random.default_rng(1).integers(0, 900, g.n)
 arrays = (g.indptr, g.indices, g.ewgt.astype(np.float64) / 3, g.vwgt)
 h = hashlib.sha256()
-for out in (cm._contract_parallel(*arrays, mapping, 900, 3), cm.contract_arrays(arrays, mapping, 900)):
+for out in (_parallel_kernel(*arrays, mapping, 900, 3), contract_module.contract_arrays(arrays, mapping, 900)):
     for a in out:
         h.update(a.tobytes())
-print(h.hexdigest())
+# threading_layer() raises unless a parallel region ran in this process
+print(json.dumps({"hash": h.hexdigest(), "chunks": parallel_chunks, "layer": numba.threading_layer()}))
 """
 
 
 def test_parallel_contraction_does_not_depend_on_the_thread_count():
+    import json
     import os
     import subprocess
     import sys
     root = str(Path(__file__).resolve().parent.parent)
-    out = []
-    for threads in ("1", "2"):
-        env = dict(os.environ, NUMBA_NUM_THREADS=threads, PYTHONPATH=root)
+    hashes = []
+    for threads in (1, 2):
+        env = dict(os.environ, NUMBA_NUM_THREADS=str(threads), PYTHONPATH=root)
         run = subprocess.run([sys.executable, "-c", _THREADS_SCRIPT], env=env, capture_output=True,
                              text=True, check=True)
-        out.append(run.stdout.split()[-1])
-    assert out[0] == out[1]
+        out = json.loads(run.stdout.splitlines()[-1])
+        assert out["chunks"] == [threads] and out["layer"]   # contract_arrays ran the threaded kernel
+        hashes.append(out["hash"])
+    assert hashes[0] == hashes[1]
 
 
 @settings(max_examples=40, deadline=None)

@@ -9,8 +9,6 @@ from matchpart import compat
 from matchpart.errors import UnsupportedOptionError
 from matchpart.io import load_graph
 
-pymetis = pytest.importorskip("pymetis")
-
 G = nx.convert_node_labels_to_integers(nx.les_miserables_graph())
 N = G.number_of_nodes()
 ADJ = [sorted(G[v]) for v in range(N)]
@@ -36,7 +34,27 @@ def same_shape(ours, theirs, nparts):
     assert len(parts) == len(theirs.vertex_part) and set(parts) <= set(range(nparts))
 
 
-def pymetis_call(*args, **kwargs):
+@pytest.fixture
+def pymetis():
+    """The real pymetis, to compare with (the test extra brings it); only its tests skip without it."""
+    return pytest.importorskip("pymetis")
+
+
+@pytest.fixture
+def partition_options(monkeypatch):
+    """The keyword arguments of each matchpart.pipeline.partition call, where compat forwards
+    the options it was given."""
+    from matchpart import pipeline
+    calls, real = [], pipeline.partition
+
+    def spy(graph, k, **kwargs):
+        calls.append(kwargs)
+        return real(graph, k, **kwargs)
+    monkeypatch.setattr(pipeline, "partition", spy)
+    return calls
+
+
+def pymetis_call(pymetis, *args, **kwargs):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # pymetis deprecates xadj/adjncy
         return pymetis.part_graph(*args, **kwargs)
@@ -47,20 +65,21 @@ def pymetis_call(*args, **kwargs):
                                   lambda cls: {"adjacency": cls(*csr(ADJ))},
                                   lambda cls: dict(zip(("xadj", "adjncy"), csr(ADJ)))],
                          ids=["lists", "dict", "csr", "xadj"])
-def test_part_graph_matches_pymetis_shapes(make):
-    ours, theirs = compat.part_graph(4, **make(compat.CSRAdjacency)), pymetis_call(4, **make(pymetis.CSRAdjacency))
+def test_part_graph_matches_pymetis_shapes(make, pymetis):
+    ours = compat.part_graph(4, **make(compat.CSRAdjacency))
+    theirs = pymetis_call(pymetis, 4, **make(pymetis.CSRAdjacency))
     assert compat.part_graph(4, **make(pymetis.CSRAdjacency)) == ours  # pymetis's own CSRAdjacency too
     same_shape(ours, theirs, 4)
     assert ours.edge_cuts == cut_of(ADJ, ours.vertex_part)
     assert np.bincount(ours.vertex_part, minlength=4).max() <= 1.03 * np.ceil(N / 4)
 
 
-def test_part_graph_weights_and_targets():
+def test_part_graph_weights_and_targets(pymetis):
     xadj, adjncy = csr(ADJ)
     ew = np.array([1 + (u + v) % 5 for u, row in enumerate(ADJ) for v in row])  # symmetric weights
     vw = np.arange(N) % 3 + 1
     ours = compat.part_graph(3, xadj=xadj, adjncy=adjncy, vweights=vw, eweights=ew)
-    same_shape(ours, pymetis_call(3, xadj=xadj, adjncy=adjncy, vweights=vw, eweights=ew), 3)
+    same_shape(ours, pymetis_call(pymetis, 3, xadj=xadj, adjncy=adjncy, vweights=vw, eweights=ew), 3)
     assert ours.edge_cuts == cut_of(ADJ, ours.vertex_part, ew)
     targets = [0.5, 0.25, 0.25]
     cuts, parts = compat.part_graph(3, adjacency=ADJ, vweights=vw, tpwgts=targets)
@@ -70,12 +89,15 @@ def test_part_graph_weights_and_targets():
     assert cuts == 0 and list(parts) == [0] * N
 
 
-def test_options_are_honoured_or_refused():
-    opts = pymetis.Options()
-    opts.seed, opts.ufactor, opts.ctype = 3, 100, 1
-    cuts, parts = compat.part_graph(4, adjacency=ADJ, options=opts)
+def test_options_are_honoured_or_refused(partition_options):
+    cuts, parts = compat.part_graph(4, adjacency=ADJ, options={"seed": 3, "ufactor": 100, "ctype": 1})
     assert np.bincount(parts).max() <= 1.1 * np.ceil(N / 4)  # ufactor 100: eps 0.1
-    assert compat.part_graph(4, adjacency=ADJ, options={"seed": 3, "ufactor": 100}).edge_cuts >= 0
+    assert cuts == cut_of(ADJ, parts)
+    assert partition_options[-1]["seed"] == 3 and partition_options[-1]["eps"] == 0.1
+    assert partition_options[-1]["matcher"] == compat.CTYPE_MATCHERS[1]
+    cuts, parts = compat.part_graph(4, adjacency=ADJ, options={"seed": 3})   # no ctype: the default matcher
+    assert cuts == cut_of(ADJ, parts) and np.bincount(parts).max() <= np.floor(1.03 * np.ceil(N / 4))
+    assert partition_options[-1]["eps"] == 0.03 and "matcher" not in partition_options[-1]
     for options in [{"niter": 20}, {"objtype": 1}, {"ptype": 0}, {"numbering": 1}, {"no_such": 1}]:
         with pytest.raises(UnsupportedOptionError) as info:
             compat.part_graph(2, adjacency=ADJ, options=options)
@@ -87,16 +109,31 @@ def test_options_are_honoured_or_refused():
         compat.part_graph(2, adjacency=ADJ, xadj=csr(ADJ)[0])  # as pymetis: one input only
 
 
-def test_nx_partition_shape():
+def test_pymetis_options_object(pymetis, partition_options):
+    opts = pymetis.Options()
+    opts.seed, opts.ufactor, opts.ctype = 3, 100, 1
+    cuts, parts = compat.part_graph(4, adjacency=ADJ, options=opts)
+    assert cuts == cut_of(ADJ, parts) and np.bincount(parts).max() <= 1.1 * np.ceil(N / 4)
+    assert partition_options[-1]["seed"] == 3 and partition_options[-1]["eps"] == 0.1
+    assert partition_options[-1]["matcher"] == compat.CTYPE_MATCHERS[1]
+
+
+def test_nx_partition_shape(partition_options):
     H = nx.les_miserables_graph()  # string labels, weighted edges
     objval, parts = compat.nx_partition(H, 3)
     assert len(parts) == 3 and sorted(v for p in parts for v in p) == sorted(H.nodes)
     block = {v: i for i, p in enumerate(parts) for v in p}
     assert objval == sum(d["weight"] for u, v, d in H.edges(data=True) if block[u] != block[v])
-    unweighted, _ = compat.nx_partition(H, 3, edge_weight=None)
-    assert unweighted <= H.number_of_edges()
-    objval, parts = compat.nx_partition(H, 2, ubvec=[1.2], tpwgts=[0.7, 0.3])
-    assert len(parts[0]) > len(parts[1])
+    unweighted, parts = compat.nx_partition(H, 3, edge_weight=None)
+    block = {v: i for i, p in enumerate(parts) for v in p}
+    assert unweighted == sum(block[u] != block[v] for u, v in H.edges)
+    # ubvec [1.2]: 20% imbalance allowed, within the target weights' shares of the 77 nodes
+    targets = [0.7, 0.3]
+    objval, parts = compat.nx_partition(H, 2, ubvec=[1.2], tpwgts=targets)
+    assert partition_options[-1]["eps"] == pytest.approx(0.2) and partition_options[-1]["target_weights"] == targets
+    sizes = np.array([len(p) for p in parts])
+    assert sizes.sum() == H.number_of_nodes() and sizes[0] > sizes[1]
+    assert (sizes <= np.floor(1.2 * np.ceil(np.array(targets) * H.number_of_nodes()))).all()
     with pytest.raises(UnsupportedOptionError):
         compat.nx_partition(H, 2, ubvec=[1.1, 1.1])
 

@@ -1,5 +1,6 @@
 """The FM gain cache stays equal to a recomputation under moves; compiled Jet / rebalancing equal
 their whole-array (xp) formulation; partitions do not depend on the number of threads."""
+import json
 import os
 import subprocess
 import sys
@@ -10,6 +11,7 @@ from hypothesis import strategies as st
 from numba import njit
 
 import matchpart
+from conftest import FORCE_PARALLEL_CONTRACTION
 from matchpart import metrics
 from matchpart.graph import Graph
 from matchpart.refine import gain_cache as gc
@@ -90,13 +92,19 @@ def test_compiled_jet_and_rebalance_equal_xp(seed, n, k, p, max_vw, eps):
 
 
 def test_partition_does_not_depend_on_thread_count():
-    code = ("import matchpart, hashlib; "
-            "r = matchpart.partition('rmat:11', 8); s = matchpart.partition('delaunay:3000', 16); "
-            "print(hashlib.sha1(r.parts.tobytes() + s.parts.tobytes()).hexdigest(), r.cut, s.cut)")
+    # the contraction is the pipeline's threaded kernel: forced onto these small graphs, it
+    # runs with one thread, then two
+    code = FORCE_PARALLEL_CONTRACTION + (
+        "import hashlib, json, matchpart\n"
+        "r = matchpart.partition('rmat:11', 8); s = matchpart.partition('delaunay:3000', 16)\n"
+        "print(json.dumps({'partitions': hashlib.sha1(r.parts.tobytes() + s.parts.tobytes()).hexdigest(),\n"
+        "                  'cuts': [r.cut, s.cut], 'chunks': sorted(set(parallel_chunks))}))\n")
     outs = []
-    for threads in ("1", "2"):
-        env = dict(os.environ, NUMBA_NUM_THREADS=threads)
+    for threads in (1, 2):
+        env = dict(os.environ, NUMBA_NUM_THREADS=str(threads))
         r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
         assert r.returncode == 0, r.stderr
-        outs.append(r.stdout.strip().splitlines()[-1])
+        out = json.loads(r.stdout.strip().splitlines()[-1])
+        assert out.pop("chunks") == [threads]   # every contraction ran the parallel kernel on `threads` threads
+        outs.append(out)
     assert outs[0] == outs[1]

@@ -9,6 +9,7 @@ from scipy.sparse.csgraph import maximum_bipartite_matching
 from conftest import shared_graph
 from matchpart.backend import Backend
 from matchpart.graph import Graph
+from matchpart.io import load_graph
 from matchpart.matchers.b_suitor import b_matching
 from matchpart.matchers.base import is_maximal, matching_problems
 from matchpart.matchers.gpa import gpa
@@ -58,32 +59,7 @@ def nx_max_weight(g):
 
 
 def load_shared(name):
-    path = shared_graph(name)
-    try:
-        from matchpart.io import load_graph
-    except ImportError:  # io not written yet: a minimal METIS reader
-        return _read_metis(path)
-    return load_graph(path)
-
-
-def _read_metis(path):
-    lines = [ln for ln in open(path) if not ln.startswith("%")]
-    head = lines[0].split()
-    n = int(head[0])
-    fmt = (head[2] if len(head) > 2 else "0").zfill(3)
-    rows, cols, wts, vw = [], [], [], []
-    for i, ln in enumerate(lines[1:n + 1]):
-        t = [int(x) for x in ln.split()]
-        if fmt[1] == "1":
-            vw.append(t[0])
-            t = t[1:]
-        c, w = (t[0::2], t[1::2]) if fmt[2] == "1" else (t, [1] * len(t))
-        rows += [i] * len(c)
-        cols += [x - 1 for x in c]
-        wts += w
-    A = sp.csr_matrix((wts, (rows, cols)), shape=(n, n))
-    A.sort_indices()
-    return Graph(A.indptr, A.indices, A.data, np.array(vw) if vw else None)
+    return load_graph(shared_graph(name))
 
 
 # ---- random graphs --------------------------------------------------------------------
@@ -106,7 +82,12 @@ def check_valid(g, M, maximal=True):
     assert matching_problems(g, M.mate) == []
     if maximal:
         assert is_maximal(g, M.mate)
-    assert M.stats["rounds"] >= 0 and len(M.stats["matched_fraction"]) >= (1 if M.stats["rounds"] else 0)
+    # one matched fraction after each round, rising to the matching's; no edges, no rounds (gpa: one)
+    rounds, fractions = M.stats["rounds"], M.stats["matched_fraction"]
+    assert len(fractions) == rounds and rounds >= (g.m > 0)
+    assert fractions == sorted(fractions)
+    if rounds:
+        assert fractions[-1] == pytest.approx(2 * M.cardinality / g.n)
 
 
 @settings(max_examples=60, deadline=None)
@@ -135,9 +116,7 @@ def test_suitor_and_ld_equal_greedy_all_equal_weights():
 
 
 def test_equal_to_registered_greedy():
-    from matchpart.matchers import available, resolve
-    if "greedy" not in available():
-        pytest.skip("serial greedy not registered yet")
+    from matchpart.matchers import resolve
     rng = np.random.default_rng(7)
     for _ in range(5):
         n, m = 300, 1200

@@ -318,11 +318,19 @@ def test_refined_levels_skip_levels_whose_edges_barely_shrink():
     assert refined_levels(levels(ms), 1.0) == [True] * len(ms)
 
 
-def test_power_law_partition_is_balanced_with_skipped_levels():
+def test_power_law_partition_is_balanced_with_skipped_levels(monkeypatch):
+    import matchpart.pipeline as pipeline
+    picked, real = [], pipeline.refined_levels
+
+    def spy(levels, edge_shrink):
+        picked.append(real(levels, edge_shrink))
+        return picked[-1]
+    monkeypatch.setattr(pipeline, "refined_levels", spy)
     g = load_graph("ba:3000:4")
     res = partition(g, 8, seed=1)
     assert res.feasible and res.parts.shape == (g.n,)
     assert res.cut == metrics.edge_cut(g, res.parts)
+    assert len(picked) == 1 and not all(picked[0])   # some level's edges barely shrank: not refined
 
 
 def test_localized_rounds_on_large_low_degree_levels(monkeypatch):

@@ -221,8 +221,6 @@ def test_lemma_3_1_stable_marriage_is_greedy(graph, rating):
 @settings(max_examples=25, deadline=None)
 @given(graph=weighted_graphs())
 def test_lemma_3_1_matches_registry_greedy(graph):
-    if "greedy" not in matchpart.matchers.available():
-        pytest.skip("matchpart.matchers.serial (greedy) is not available")
     reference = matchpart.match(graph, "greedy", device="cpu")
     ours = greedy_by_stable_marriage(graph, device="cpu")
     assert np.asarray(ours.mate).tolist() == np.asarray(reference.mate).tolist()

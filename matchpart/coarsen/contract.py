@@ -38,6 +38,8 @@ PARALLEL_MIN_ENTRIES = 200_000
 # latency (random reads of the mapping on large graphs): on a 2-core machine 2 threads were
 # not faster (delaunay 2^20, level 0: 0.39 s vs 0.40 s, median of 5).
 PARALLEL_MIN_THREADS = 4
+# (contract_arrays reads these three at each call: tests set them to 0 so that small graphs
+# take the bucket kernels, and the parallel one.)
 
 
 def sum_by_index(be, index, values, size):
