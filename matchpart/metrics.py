@@ -208,7 +208,7 @@ def _foreign_blocks_nb(indptr, indices, parts, k, chunk, parallel_min):
     chunks = (n + chunk - 1) // chunk
     if n >= parallel_min:
         for c in prange(chunks):
-            _foreign_chunk(c, chunk, indptr, indices, parts, np.full(k, -1, dtype=np.int64), out)
+            _foreign_chunk(np.int64(c), chunk, indptr, indices, parts, np.full(k, -1, dtype=np.int64), out)
     else:
         mark = np.full(k, -1, dtype=np.int64)   # marks are vertex ids: chunks may share it in turn
         for c in range(chunks):

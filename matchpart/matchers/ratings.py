@@ -165,13 +165,13 @@ def _upper_ratings_chunked(indptr, indices, ewgt, vwgt, code, wdeg, chunk, eu, e
     chunks = (indptr.shape[0] - 1 + chunk - 1) // chunk
     start = np.zeros(chunks + 1, dtype=np.int64)
     for c in prange(chunks):
-        start[c + 1] = _count_upper(c, chunk, indptr, indices)
+        start[c + 1] = _count_upper(np.int64(c), chunk, indptr, indices)
     for c in range(chunks):
         start[c + 1] += start[c]
     if start[chunks] != eu.shape[0]:
         return start[chunks]
     for c in prange(chunks):
-        _fill_upper(c, chunk, start[c], indptr, indices, ewgt, vwgt, code, wdeg, eu, ev, r)
+        _fill_upper(np.int64(c), chunk, start[c], indptr, indices, ewgt, vwgt, code, wdeg, eu, ev, r)
     return start[chunks]
 
 

@@ -136,9 +136,9 @@ def _scan(indptr, indices, ewgt, parts, k, bnd, nb, in_list, locked, key, dest, 
     chunks = (nb + chunk - 1) // chunk
     if nb >= parallel_min:
         for c in prange(chunks):
-            _scan_chunk(c, chunk, indptr, indices, ewgt, parts, k, bnd, nb, in_list, locked, key, dest, conn_dest,
-                        conn_own, np.zeros(k, dtype=ewgt.dtype), np.empty(k, dtype=np.int64), everywhere, keep,
-                        chunk_cut)
+            _scan_chunk(np.int64(c), chunk, indptr, indices, ewgt, parts, k, bnd, nb, in_list, locked, key, dest,
+                        conn_dest, conn_own, np.zeros(k, dtype=ewgt.dtype), np.empty(k, dtype=np.int64), everywhere,
+                        keep, chunk_cut)
     else:
         for c in range(chunks):
             _scan_chunk(c, chunk, indptr, indices, ewgt, parts, k, bnd, nb, in_list, locked, key, dest, conn_dest,
@@ -168,7 +168,8 @@ def _candidates_chunk(c, chunk, bnd, nb, dest, conn_dest, conn_own, factor, cand
 
 
 @njit(cache=True, internal=True)
-def _afterburner_chunk(c, chunk, indptr, indices, ewgt, parts, bnd, nb, dest, conn_dest, conn_own, prio_key, cand, keep):
+def _afterburner_chunk(c, chunk, indptr, indices, ewgt, parts, bnd, nb, dest, conn_dest, conn_own, prio_key, cand,
+                       keep):
     """keep[i] = list entry i is a candidate whose gain, recomputed as if every
     higher-priority neighbouring candidate had moved first, is positive."""
     for i in range(c * chunk, min(nb, (c + 1) * chunk)):
@@ -205,10 +206,10 @@ def _lp_moves_nb(indptr, indices, ewgt, parts, bnd, nb, dest, conn_dest, conn_ow
     chunks = (nb + chunk - 1) // chunk
     if nb >= parallel_min:
         for c in prange(chunks):
-            _candidates_chunk(c, chunk, bnd, nb, dest, conn_dest, conn_own, factor, cand)
+            _candidates_chunk(np.int64(c), chunk, bnd, nb, dest, conn_dest, conn_own, factor, cand)
         for c in prange(chunks):
-            _afterburner_chunk(c, chunk, indptr, indices, ewgt, parts, bnd, nb, dest, conn_dest, conn_own, prio_key,
-                               cand, keep)
+            _afterburner_chunk(np.int64(c), chunk, indptr, indices, ewgt, parts, bnd, nb, dest, conn_dest, conn_own,
+                               prio_key, cand, keep)
     else:
         for c in range(chunks):
             _candidates_chunk(c, chunk, bnd, nb, dest, conn_dest, conn_own, factor, cand)
