@@ -21,11 +21,14 @@ SKIP = "MATCHPART_SKIP_PRECOMPILE"
 class BuildPyWithKernels(build_py):
     def run(self):
         super().run()
-        if self.editable_mode or os.environ.get(SKIP, "") not in ("", "0"):
+        if self.editable_mode:
             return
         package = Path(self.build_lib).resolve() / "matchpart"
-        for stale in [*package.rglob("*.nbi"), *package.rglob("*.nbc")]:   # an earlier build's
+        # an earlier build's (pip builds in ./build, which stays): its kernels are not this one's
+        for stale in [*package.rglob("*.nbi"), *package.rglob("*.nbc")]:
             stale.unlink()
+        if os.environ.get(SKIP, "") not in ("", "0"):
+            return
         env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1",
                    PYTHONPATH=os.pathsep.join(filter(None, [str(package.parent), os.environ.get("PYTHONPATH")])))
         for name in ("NUMBA_CACHE_DIR", "NUMBA_DISABLE_JIT", "MATCHPART_PLAIN_NUMBA"):   # would cache elsewhere or not at all
