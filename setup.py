@@ -33,7 +33,7 @@ class BuildPyWithKernels(build_py):
                    PYTHONPATH=os.pathsep.join(filter(None, [str(package.parent), os.environ.get("PYTHONPATH")])))
         for name in ("NUMBA_CACHE_DIR", "NUMBA_DISABLE_JIT", "MATCHPART_PLAIN_NUMBA"):   # would cache elsewhere or not at all
             env.pop(name, None)
-        print(f"compiling matchpart's kernels into {package} (about a minute; {SKIP}=1 skips it)", flush=True)
+        print(f"compiling matchpart's kernels into {package} (about 40 s on two cores; {SKIP}=1 skips it)", flush=True)
         # run from the build directory: run from the source tree, its own matchpart would be imported
         code = ("import matchpart, matchpart.precompile as p; "
                 f"assert matchpart.__file__.startswith({str(package)!r}), matchpart.__file__; p.run(verbose=True)")
