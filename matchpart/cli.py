@@ -132,9 +132,10 @@ def build_parser():
 # ---- commands ----------------------------------------------------------------------------
 @contextlib.contextmanager
 def _compile_notice():
-    """Says once on stderr when numba starts compiling one of our kernels: the first run
-    after installing compiles them all (about 20 s of CPU) before caching them on disk,
-    and a silent pause that long looks like a hang."""
+    """Says once on stderr when numba starts compiling one of our kernels: ``pip install .``
+    compiles them (setup.py), but a run under another numba version or CPU than the build's,
+    from an editable install or with NUMBA_CACHE_DIR set compiles them all (about 20 s of CPU)
+    before caching them on disk, and a silent pause that long looks like a hang."""
     from numba.core import event
 
     class Notice(event.Listener):
@@ -144,7 +145,7 @@ def _compile_notice():
             func = getattr(ev.data.get("dispatcher"), "py_func", None)
             if not self.shown and getattr(func, "__module__", "").startswith("matchpart."):
                 self.shown = True
-                print(f"{PROG}: compiling kernels (first run after installing; they are cached "
+                print(f"{PROG}: compiling kernels (first run with this numba and CPU; they are cached "
                       "for later runs) ...", file=sys.stderr, flush=True)
 
         def on_end(self, ev):
