@@ -40,17 +40,18 @@ def import_recorder(watched):
 
 # Python source to run first in a fresh interpreter: every contraction of a hierarchy takes
 # the parallel bucket kernel (coarsen/contract.py's thresholds set to 0, so that small graphs
-# do), and ``parallel_chunks`` records the number of chunks (= numba's threads) of each call.
+# do), and ``parallel_calls`` records [chunks, numba's threads] of each call.
 FORCE_PARALLEL_CONTRACTION = """
 import importlib
+import numba
 contract_module = importlib.import_module("matchpart.coarsen.contract")   # not the function
 contract_module.GATHER_MAX_VERTICES = contract_module.PARALLEL_MIN_ENTRIES = 0
 contract_module.PARALLEL_MIN_THREADS = 0
-parallel_chunks, _parallel_kernel = [], contract_module._contract_parallel
+parallel_calls, _parallel_kernel = [], contract_module._contract_parallel
 
 
 def _recording_kernel(*args):
-    parallel_chunks.append(args[-1])
+    parallel_calls.append([args[-1], numba.get_num_threads()])
     return _parallel_kernel(*args)
 
 

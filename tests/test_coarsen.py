@@ -123,11 +123,11 @@ def test_contraction_kernel_equals_whole_array_formulation(g, data):
 
 
 def record_parallel_calls(monkeypatch, contract_module):
-    """The chunks (= numba's threads) of each call of the parallel contraction kernel, from now on."""
+    """(chunks, numba's threads) of each call of the parallel contraction kernel, from now on."""
     calls, kernel = [], contract_module._contract_parallel
 
     def recording(*args):
-        calls.append(args[-1])
+        calls.append((args[-1], numba.get_num_threads()))
         return kernel(*args)
     monkeypatch.setattr(contract_module, "_contract_parallel", recording)
     return calls
@@ -156,7 +156,8 @@ def test_contraction_kernels_are_equal(spec, float_weights, monkeypatch):
         serial = contract_with(mapping, nc, 0, 10**6)
         assert parallel_calls == []
         parallel = contract_with(mapping, nc, 0, 0)
-        assert parallel_calls == [numba.get_num_threads()]   # the parallel kernel ran, on every thread
+        # the parallel kernel ran, in the data's chunks, on every thread
+        assert parallel_calls == [(contract_module.parallel_chunks(g.indices.shape[0]), numba.get_num_threads())]
         parallel_calls.clear()
         # float sums too: all three add in fine CSR order (the segmented sum adds in another)
         assert_same_graph(gathered, serial)
@@ -180,7 +181,7 @@ for out in (_parallel_kernel(*arrays, mapping, 900, 3), contract_module.contract
     for a in out:
         h.update(a.tobytes())
 # threading_layer() raises unless a parallel region ran in this process
-print(json.dumps({"hash": h.hexdigest(), "chunks": parallel_chunks, "layer": numba.threading_layer()}))
+print(json.dumps({"hash": h.hexdigest(), "calls": parallel_calls, "layer": numba.threading_layer()}))
 """
 
 
@@ -196,7 +197,8 @@ def test_parallel_contraction_does_not_depend_on_the_thread_count():
         run = subprocess.run([sys.executable, "-c", _THREADS_SCRIPT], env=env, capture_output=True,
                              text=True, check=True)
         out = json.loads(run.stdout.splitlines()[-1])
-        assert out["chunks"] == [threads] and out["layer"]   # contract_arrays ran the threaded kernel
+        # contract_arrays ran the threaded kernel on `threads` threads, in chunks fixed by the data
+        assert out["calls"] == [[2, threads]] and out["layer"]
         hashes.append(out["hash"])
     assert hashes[0] == hashes[1]
 

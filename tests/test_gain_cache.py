@@ -98,13 +98,13 @@ def test_partition_does_not_depend_on_thread_count():
         "import hashlib, json, matchpart\n"
         "r = matchpart.partition('rmat:11', 8); s = matchpart.partition('delaunay:3000', 16)\n"
         "print(json.dumps({'partitions': hashlib.sha1(r.parts.tobytes() + s.parts.tobytes()).hexdigest(),\n"
-        "                  'cuts': [r.cut, s.cut], 'chunks': sorted(set(parallel_chunks))}))\n")
+        "                  'cuts': [r.cut, s.cut], 'threads': sorted({t for _, t in parallel_calls})}))\n")
     outs = []
     for threads in (1, 2):
         env = dict(os.environ, NUMBA_NUM_THREADS=str(threads))
         r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
         assert r.returncode == 0, r.stderr
         out = json.loads(r.stdout.strip().splitlines()[-1])
-        assert out.pop("chunks") == [threads]   # every contraction ran the parallel kernel on `threads` threads
+        assert out.pop("threads") == [threads]   # every contraction ran the parallel kernel on `threads` threads
         outs.append(out)
     assert outs[0] == outs[1]

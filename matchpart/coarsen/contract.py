@@ -34,12 +34,23 @@ GATHER_MAX_VERTICES = 100_000
 # pool costs more than the work (the bisection hierarchy of initial partitioning contracts
 # many graphs of a few hundred vertices).
 PARALLEL_MIN_ENTRIES = 200_000
-# Threads are used only when numba has at least this many. The kernel is bound by memory
-# latency (random reads of the mapping on large graphs): on a 2-core machine 2 threads were
-# not faster (delaunay 2^20, level 0: 0.39 s vs 0.40 s, median of 5).
-PARALLEL_MIN_THREADS = 4
-# (contract_arrays reads these three at each call: tests set them to 0 so that small graphs
-# take the bucket kernels, and the parallel one.)
+# Threads are used when numba has at least this many. Level 0, 2 threads against the serial
+# kernel (TBB layer, 2-core machine, median of 5): delaunay 2^20 0.107 vs 0.144 s, R-MAT 2^18
+# 0.209 vs 0.327 s, rgg 2^20 0.301 vs 0.372 s (the workqueue layer once measured no gain).
+PARALLEL_MIN_THREADS = 2
+# The parallel kernel's chunks: one per PARALLEL_CHUNK_ENTRIES fine entries (at least 2, at
+# most PARALLEL_MAX_CHUNKS), fixed by the data, never by the threads. Each chunk costs a count
+# row of n_coarse entries: on delaunay 2^20 level 0 (6.3M entries, 2 threads) 4 chunks took
+# 0.107 s, 8 chunks 0.132 s.
+PARALLEL_CHUNK_ENTRIES = 1 << 20
+PARALLEL_MAX_CHUNKS = 64
+# (contract_arrays reads these at each call: tests set the thresholds to 0 so that small
+# graphs take the bucket kernels, and the parallel one.)
+
+
+def parallel_chunks(entries):
+    """Chunks of the parallel contraction of a level with ``entries`` fine adjacency entries."""
+    return int(min(PARALLEL_MAX_CHUNKS, max(2, entries // PARALLEL_CHUNK_ENTRIES)))
 
 
 def sum_by_index(be, index, values, size):
@@ -102,7 +113,7 @@ def contract_arrays(arrays, mapping, n_coarse):
         bcol.resize(cindptr[nc], refcheck=False)
         bw.resize(cindptr[nc], refcheck=False)
         return cindptr, bcol, bw, cvwgt
-    return _contract_parallel(indptr, indices, ewgt, vwgt, mapping, nc, numba.get_num_threads())
+    return _contract_parallel(indptr, indices, ewgt, vwgt, mapping, nc, parallel_chunks(indices.shape[0]))
 
 
 def _serial_scratch(indices, ewgt, nc):
