@@ -46,8 +46,12 @@ _state = {"configured": False, "serialise": False}
 
 def _load_tbb_wheel():
     """Make the tbb wheel's library loadable: pip puts it in the environment's lib/, which
-    the loader does not search (numba finds it by name only)."""
-    for prefix in dict.fromkeys((sys.prefix, sys.base_prefix)):
+    the loader does not search (numba finds it by name only). The environments are the
+    interpreter's and those whose site-packages are on the path (pip's build environment)."""
+    prefixes = [sys.prefix, sys.base_prefix]
+    prefixes += [os.path.dirname(os.path.dirname(os.path.dirname(p))) for p in sys.path
+                 if os.path.basename(p) == "site-packages"]
+    for prefix in dict.fromkeys(prefixes):
         for path in sorted(glob.glob(os.path.join(prefix, "lib", "libtbb.so.12*"))):
             try:
                 ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)

@@ -90,10 +90,13 @@ def test_the_readme_command_compiles_no_kernel_after_pip_install(tmp_path):
         f"kernels compiled on the first run of the installed package ({location}): {readme_compiled}; "
         f"was it installed with MATCHPART_SKIP_PRECOMPILE=1, or with another numba than it runs with?")
     assert saved == []
-    # loaded from the files pip installed, as pip installed them (its RECORD's sha256), not
-    # from files that a run compiling since then wrote (a run under another numba rewrites them)
-    assert len(loaded) >= 10, proc.stdout[-3000:]
-    not_installed = [path for path in loaded if record.get(path) != _sha256(path)]
+    # the machine code loaded from the files pip installed, as pip installed them (its RECORD's
+    # sha256), not from files that a run compiling since then wrote (a run under another numba
+    # rewrites them). Index files are left out: an earlier test that compiles another
+    # specialisation of a kernel (float weights, say) adds it to the kernel's index.
+    data = [path for path in loaded if path.endswith(".nbc")]
+    assert len(data) >= 10, proc.stdout[-3000:]
+    not_installed = [path for path in data if record.get(path) != _sha256(path)]
     assert not_installed == [], not_installed
 
 
