@@ -154,6 +154,25 @@ def contract(indptr, indices, ewgt, vwgt, cmap, nc):
 # ---- one bisection ------------------------------------------------------------------------------
 
 @njit(cache=True, internal=True)
+def heavy_edge_hierarchy(graph, coarsen_to, cap, min_shrink):
+    """Heavy-edge matching levels of ``graph`` (a CSR tuple) down to ``coarsen_to`` vertices,
+    stopping early at a level that keeps more than ``min_shrink`` of its vertices: (graphs,
+    cmaps), finest first; cmaps[i] maps level i - 1 to level i (cmaps[0] is empty)."""
+    graphs = [graph]
+    cmaps = [np.empty(0, dtype=graph[1].dtype)]
+    cur = graph
+    while cur[0].shape[0] - 1 > coarsen_to:
+        nf = cur[0].shape[0] - 1
+        cmap, nc = heavy_edge_matching(cur[0], cur[1], cur[2], cur[3], np.random.permutation(nf), cap)
+        if nc > min_shrink * nf:
+            break
+        cur = contract(cur[0], cur[1], cur[2], cur[3], cmap, nc)
+        graphs.append(cur)
+        cmaps.append(cmap)
+    return graphs, cmaps
+
+
+@njit(cache=True, internal=True)
 def _stall(n, first):
     """FM's moves without improvement for a bisection level of n vertices (see BISECT_STALL_*)."""
     if first:
@@ -198,17 +217,8 @@ def _bisect(sub, target0, maxw, tries, passes, hierarchies, first):
         heaviest = max(heaviest, vwgt[v])
     cap = max(MAX_COARSE_VERTEX_FRACTION * total, heaviest)
     for _ in range(hierarchies):
-        graphs = [sub]
-        cmaps = [np.empty(0, dtype=indices.dtype)]
-        cur = sub
-        while cur[0].shape[0] - 1 > BISECT_COARSEST:
-            nf = cur[0].shape[0] - 1
-            cmap, nc = heavy_edge_matching(cur[0], cur[1], cur[2], cur[3], np.random.permutation(nf), cap)
-            if nc > MIN_SHRINK * nf:
-                break
-            cur = contract(cur[0], cur[1], cur[2], cur[3], cmap, nc)
-            graphs.append(cur)
-            cmaps.append(cmap)
+        graphs, cmaps = heavy_edge_hierarchy(sub, BISECT_COARSEST, cap, MIN_SHRINK)
+        cur = graphs[-1]
         side, over, cut = _grow_and_refine(cur[0], cur[1], cur[2], cur[3], target0, maxw, tries, passes,
                                            _stall(cur[0].shape[0] - 1, first))
         for level in range(len(graphs) - 2, -1, -1):

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from ..bisection import _grow_and_refine, contract, heavy_edge_matching
+from ..bisection import _grow_and_refine, heavy_edge_hierarchy
 from ..errors import GraphError
 from ..jit import njit
 from .cover import konig_cover, max_matching_nb, min_vertex_cover
@@ -164,23 +164,6 @@ def coarsest_separator(indptr, indices, ewgt, vwgt, maxside, tries, passes):
 
 # ---- the compiled multilevel separator (nested dissection's kernel) -------------------------
 @njit(cache=True, internal=True)
-def _hierarchy(indptr, indices, ewgt, vwgt, coarsen_to, cap):
-    """Heavy-edge matching levels down to ``coarsen_to`` vertices: (graphs, cmaps), finest first."""
-    graphs = [(indptr, indices, ewgt, vwgt)]
-    cmaps = [np.empty(0, dtype=indices.dtype)]
-    cur = graphs[0]
-    while cur[0].shape[0] - 1 > coarsen_to:
-        nf = cur[0].shape[0] - 1
-        cmap, nc = heavy_edge_matching(cur[0], cur[1], cur[2], cur[3], np.random.permutation(nf), cap)
-        if nc > KERNEL_MIN_SHRINK * nf:
-            break
-        cur = contract(cur[0], cur[1], cur[2], cur[3], cmap, nc)
-        graphs.append(cur)
-        cmaps.append(cmap)
-    return graphs, cmaps
-
-
-@njit(cache=True, internal=True)
 def _uncoarsen(graphs, cmaps, where, maxside, passes):
     """Project the coarsest level's separator ``where`` level by level, refining each."""
     for level in range(len(graphs) - 2, -1, -1):
@@ -198,7 +181,7 @@ def _uncoarsen(graphs, cmaps, where, maxside, passes):
 @njit(cache=True, internal=True)
 def _ml_once(indptr, indices, ewgt, vwgt, maxside, cap, passes):
     """One multilevel separator: hierarchy to KERNEL_COARSEST, coarsest_separator, uncoarsen."""
-    graphs, cmaps = _hierarchy(indptr, indices, ewgt, vwgt, KERNEL_COARSEST, cap)
+    graphs, cmaps = heavy_edge_hierarchy((indptr, indices, ewgt, vwgt), KERNEL_COARSEST, cap, KERNEL_MIN_SHRINK)
     cur = graphs[len(graphs) - 1]
     where = coarsest_separator(cur[0], cur[1], cur[2], cur[3], maxside, KERNEL_TRIES, passes)
     return _uncoarsen(graphs, cmaps, where, maxside, passes)
@@ -223,7 +206,8 @@ def ml_separator_nb(indptr, indices, ewgt, vwgt, eps, passes):
     cap = max(1.5 * total / KERNEL_COARSEST, heaviest)
     if n < TWO_STAGE_MIN:
         return _ml_once(indptr, indices, ewgt, vwgt, maxside, cap, passes)
-    graphs, cmaps = _hierarchy(indptr, indices, ewgt, vwgt, max(n // TWO_STAGE_SHRINK, TWO_STAGE_MIN), cap)
+    graphs, cmaps = heavy_edge_hierarchy((indptr, indices, ewgt, vwgt), max(n // TWO_STAGE_SHRINK, TWO_STAGE_MIN), cap,
+                                         KERNEL_MIN_SHRINK)
     mid = graphs[len(graphs) - 1]
     best = np.zeros(mid[0].shape[0] - 1, dtype=np.int64)
     best_over, best_sep = np.inf, np.inf

@@ -18,14 +18,12 @@ import math
 
 import numpy as np
 
-from numba import prange
-
 from .. import threads
-from ..backend.rng import hash64_at, stream_key_at
+from ..backend.rng import stream_key_at
 from ..jit import njit
-from ..threads import PRANGE_ONLY
-from .boundary import boundary_from_scratch, extend_boundary, on_boundary
-from .destinations import best_destinations, gather_rows, row_ids, vertex_destination
+from .boundary import boundary_from_scratch, extend_boundary
+from .destinations import best_destinations, gather_rows, row_ids
+from .jet_passes import lp_moves_nb, scan_boundary
 from .rebalance import MAX_ROUNDS as _REBALANCE_ROUNDS
 from .rebalance import rebalance, rebalance_nb
 from .state import (block_weights, bounds_array, cast_like, check_partition, device_bounds, host_arrays,
@@ -103,128 +101,6 @@ def jet_arrays(arrays, parts, maxw, *, seed=0, max_iterations=MAX_ITERATIONS, pa
 
 
 # ---- compiled formulation (CPU) ----------------------------------------------------------------
-# The boundary list is scanned in chunks of ``chunk`` entries (threads.CHUNK; see matchpart/threads.py):
-# a chunk writes only its own vertices' slots and its own keep flags and partial cut, and the
-# list is compacted and the partial cuts summed in chunk order after, so the result is the
-# same for any number of threads.
-@njit(cache=True, internal=True)
-def _scan_chunk(c, chunk, indptr, indices, ewgt, parts, k, bnd, nb, in_list, locked, key, dest, conn_dest, conn_own,
-                acc, touched, everywhere, keep, chunk_cut):
-    """best_destinations for list entries c * chunk ..: keep[i] = still on the boundary,
-    chunk_cut[c] = twice their cut weight. Interior vertices have no destination, so this is
-    _best_destinations_nb restricted to the boundary: same dest / connectivities, same ties."""
-    two_cut = 0.0
-    for i in range(c * chunk, min(nb, (c + 1) * chunk)):
-        v = bnd[i]
-        d, cd, co, out = vertex_destination(v, indptr, indices, ewgt, parts, k, not locked[v], everywhere,
-                                            key, acc, touched)
-        dest[v] = d
-        conn_dest[v] = cd
-        conn_own[v] = co
-        keep[i] = out != 0 or on_boundary(v, indptr, indices, parts)
-        if not keep[i]:
-            in_list[v] = False       # interior now: leaves the list
-        two_cut += out
-    chunk_cut[c] = two_cut
-
-
-@njit(cache=True, parallel=PRANGE_ONLY)
-def _scan(indptr, indices, ewgt, parts, k, bnd, nb, in_list, locked, key, dest, conn_dest, conn_own, acc, touched,
-          everywhere, keep, chunk_cut, chunk, parallel_min):
-    """Scan the listed vertices (_scan_chunk), dropping those no longer on the boundary.
-    Returns (vertices kept, 2 * cut)."""
-    chunks = (nb + chunk - 1) // chunk
-    if nb >= parallel_min:
-        for c in prange(chunks):
-            _scan_chunk(np.int64(c), chunk, indptr, indices, ewgt, parts, k, bnd, nb, in_list, locked, key, dest,
-                        conn_dest, conn_own, np.zeros(k, dtype=ewgt.dtype), np.empty(k, dtype=np.int64), everywhere,
-                        keep, chunk_cut)
-    else:
-        for c in range(chunks):
-            _scan_chunk(c, chunk, indptr, indices, ewgt, parts, k, bnd, nb, in_list, locked, key, dest, conn_dest,
-                        conn_own, acc, touched, everywhere, keep, chunk_cut)
-    two_cut = 0.0
-    for c in range(chunks):
-        two_cut += chunk_cut[c]
-    return _compact(bnd, nb, keep), two_cut
-
-
-@njit(cache=True, internal=True)
-def _compact(listed, nb, keep):
-    """Keep the entries listed[i] with keep[i], in order; returns how many."""
-    kept = 0
-    for i in range(nb):
-        if keep[i]:
-            listed[kept] = listed[i]
-            kept += 1
-    return kept
-
-
-@njit(cache=True, internal=True)
-def _candidates_chunk(c, chunk, bnd, nb, dest, conn_dest, conn_own, factor, cand):
-    for i in range(c * chunk, min(nb, (c + 1) * chunk)):
-        v = bnd[i]
-        cand[v] = dest[v] >= 0 and -(conn_dest[v] - conn_own[v]) < np.floor(factor * conn_own[v])
-
-
-@njit(cache=True, internal=True)
-def _afterburner_chunk(c, chunk, indptr, indices, ewgt, parts, bnd, nb, dest, conn_dest, conn_own, prio_key, cand,
-                       keep):
-    """keep[i] = list entry i is a candidate whose gain, recomputed as if every
-    higher-priority neighbouring candidate had moved first, is positive."""
-    for i in range(c * chunk, min(nb, (c + 1) * chunk)):
-        v = bnd[i]
-        keep[i] = False
-        if not cand[v]:
-            continue
-        gv = conn_dest[v] - conn_own[v]
-        hv = hash64_at(v, prio_key)
-        new_gain = 0.0
-        for e in range(indptr[v], indptr[v + 1]):
-            u = indices[e]
-            where_u = parts[u]
-            if cand[u]:
-                gu = conn_dest[u] - conn_own[u]
-                if gu > gv:
-                    where_u = dest[u]
-                elif gu == gv:
-                    hu = hash64_at(u, prio_key)
-                    if hu < hv or (hu == hv and u < v):
-                        where_u = dest[u]
-            if where_u == dest[v]:
-                new_gain += ewgt[e]
-            elif where_u == parts[v]:
-                new_gain -= ewgt[e]
-        keep[i] = new_gain > 0
-
-
-@njit(cache=True, parallel=PRANGE_ONLY)
-def _lp_moves_nb(indptr, indices, ewgt, parts, bnd, nb, dest, conn_dest, conn_own, factor, prio_key, cand, moved,
-                 keep, chunk, parallel_min):
-    """Fill moved with the listed vertices that move this iteration (candidates that survive
-    the afterburner), in list order; returns how many."""
-    chunks = (nb + chunk - 1) // chunk
-    if nb >= parallel_min:
-        for c in prange(chunks):
-            _candidates_chunk(np.int64(c), chunk, bnd, nb, dest, conn_dest, conn_own, factor, cand)
-        for c in prange(chunks):
-            _afterburner_chunk(np.int64(c), chunk, indptr, indices, ewgt, parts, bnd, nb, dest, conn_dest, conn_own,
-                               prio_key, cand, keep)
-    else:
-        for c in range(chunks):
-            _candidates_chunk(c, chunk, bnd, nb, dest, conn_dest, conn_own, factor, cand)
-        for c in range(chunks):
-            _afterburner_chunk(c, chunk, indptr, indices, ewgt, parts, bnd, nb, dest, conn_dest, conn_own, prio_key,
-                               cand, keep)
-    nm = 0
-    for i in range(nb):
-        cand[bnd[i]] = False
-        if keep[i]:
-            moved[nm] = bnd[i]
-            nm += 1
-    return nm
-
-
 @njit(cache=True)
 def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience, c, min_improvement, hint,
            chunk, parallel_min):
@@ -246,7 +122,7 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
     moved = np.empty(n, dtype=np.int64)
     keep = np.empty(n, dtype=np.bool_)       # per list entry: the chunked scans' verdicts
     chunk_cut = np.empty((n + chunk - 1) // chunk, dtype=np.float64)
-    # read only for listed vertices, which every _scan writes first: no fill (three n-long
+    # read only for listed vertices, which every scan_boundary writes first: no fill (three n-long
     # writes were ~5% of a fine level's Jet on delaunay 2^20)
     dest = np.empty(n, dtype=np.int64)
     conn_dest = np.empty(n, dtype=ewgt.dtype)
@@ -289,7 +165,7 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
                     changed_list[nchanged] = v
                     nchanged += 1
             nlog[0] = 0
-        nb, two_cut = _scan(indptr, indices, ewgt, p, k, bnd, nb, in_list, locked,
+        nb, two_cut = scan_boundary(indptr, indices, ewgt, p, k, bnd, nb, in_list, locked,
                             stream_key_at(seed, _STREAM_DEST + it), dest, conn_dest, conn_own, acc, touched,
                             everywhere, keep, chunk_cut, chunk, parallel_min)
         cut = two_cut / 2
@@ -310,7 +186,7 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
             break
         for i in range(nm):
             locked[moved[i]] = False
-        nm_new = _lp_moves_nb(indptr, indices, ewgt, p, bnd, nb, dest, conn_dest, conn_own, c,
+        nm_new = lp_moves_nb(indptr, indices, ewgt, p, bnd, nb, dest, conn_dest, conn_own, c,
                               stream_key_at(seed, _STREAM_PRIORITY + it), cand, moved, keep, chunk, parallel_min)
         if nm_new == 0 and nm == 0:
             break                            # nothing left to try: a local optimum of this search

@@ -1,0 +1,134 @@
+"""Jet's passes over the boundary list on the CPU: the scan (each listed vertex's best
+destination, and the cut) and the move selection (candidates, then the afterburner), each in
+fixed chunks on the threads (matchpart/threads.py)."""
+from __future__ import annotations
+
+import numpy as np
+from numba import prange
+
+from ..backend.rng import hash64_at
+from ..jit import njit
+from ..threads import PRANGE_ONLY
+from .boundary import on_boundary
+from .destinations import vertex_destination
+
+
+# The list is scanned in chunks of ``chunk`` entries (threads.CHUNK): a chunk writes only its
+# own vertices' slots, keep flags and partial cut; the list is compacted and the partial cuts
+# summed in chunk order after, so the result is the same for any number of threads.
+@njit(cache=True, internal=True)
+def _scan_chunk(c, chunk, indptr, indices, ewgt, parts, k, bnd, nb, in_list, locked, key, dest, conn_dest, conn_own,
+                acc, touched, everywhere, keep, chunk_cut):
+    """best_destinations for list entries c * chunk ..: keep[i] = still on the boundary,
+    chunk_cut[c] = twice their cut weight. Interior vertices have no destination, so this is
+    _best_destinations_nb restricted to the boundary: same dest / connectivities, same ties."""
+    two_cut = 0.0
+    for i in range(c * chunk, min(nb, (c + 1) * chunk)):
+        v = bnd[i]
+        d, cd, co, out = vertex_destination(v, indptr, indices, ewgt, parts, k, not locked[v], everywhere,
+                                            key, acc, touched)
+        dest[v] = d
+        conn_dest[v] = cd
+        conn_own[v] = co
+        keep[i] = out != 0 or on_boundary(v, indptr, indices, parts)
+        if not keep[i]:
+            in_list[v] = False       # interior now: leaves the list
+        two_cut += out
+    chunk_cut[c] = two_cut
+
+
+@njit(cache=True, parallel=PRANGE_ONLY)
+def scan_boundary(indptr, indices, ewgt, parts, k, bnd, nb, in_list, locked, key, dest, conn_dest, conn_own, acc,
+                  touched, everywhere, keep, chunk_cut, chunk, parallel_min):
+    """Scan the listed vertices (_scan_chunk), dropping those no longer on the boundary.
+    Returns (vertices kept, 2 * cut)."""
+    chunks = (nb + chunk - 1) // chunk
+    if nb >= parallel_min:
+        for c in prange(chunks):
+            _scan_chunk(np.int64(c), chunk, indptr, indices, ewgt, parts, k, bnd, nb, in_list, locked, key, dest,
+                        conn_dest, conn_own, np.zeros(k, dtype=ewgt.dtype), np.empty(k, dtype=np.int64), everywhere,
+                        keep, chunk_cut)
+    else:
+        for c in range(chunks):
+            _scan_chunk(c, chunk, indptr, indices, ewgt, parts, k, bnd, nb, in_list, locked, key, dest, conn_dest,
+                        conn_own, acc, touched, everywhere, keep, chunk_cut)
+    two_cut = 0.0
+    for c in range(chunks):
+        two_cut += chunk_cut[c]
+    return _compact(bnd, nb, keep), two_cut
+
+
+@njit(cache=True, internal=True)
+def _compact(listed, nb, keep):
+    """Keep the entries listed[i] with keep[i], in order; returns how many."""
+    kept = 0
+    for i in range(nb):
+        if keep[i]:
+            listed[kept] = listed[i]
+            kept += 1
+    return kept
+
+
+@njit(cache=True, internal=True)
+def _candidates_chunk(c, chunk, bnd, nb, dest, conn_dest, conn_own, factor, cand):
+    for i in range(c * chunk, min(nb, (c + 1) * chunk)):
+        v = bnd[i]
+        cand[v] = dest[v] >= 0 and -(conn_dest[v] - conn_own[v]) < np.floor(factor * conn_own[v])
+
+
+@njit(cache=True, internal=True)
+def _afterburner_chunk(c, chunk, indptr, indices, ewgt, parts, bnd, nb, dest, conn_dest, conn_own, prio_key, cand,
+                       keep):
+    """keep[i] = list entry i is a candidate whose gain, recomputed as if every
+    higher-priority neighbouring candidate had moved first, is positive."""
+    for i in range(c * chunk, min(nb, (c + 1) * chunk)):
+        v = bnd[i]
+        keep[i] = False
+        if not cand[v]:
+            continue
+        gv = conn_dest[v] - conn_own[v]
+        hv = hash64_at(v, prio_key)
+        new_gain = 0.0
+        for e in range(indptr[v], indptr[v + 1]):
+            u = indices[e]
+            where_u = parts[u]
+            if cand[u]:
+                gu = conn_dest[u] - conn_own[u]
+                if gu > gv:
+                    where_u = dest[u]
+                elif gu == gv:
+                    hu = hash64_at(u, prio_key)
+                    if hu < hv or (hu == hv and u < v):
+                        where_u = dest[u]
+            if where_u == dest[v]:
+                new_gain += ewgt[e]
+            elif where_u == parts[v]:
+                new_gain -= ewgt[e]
+        keep[i] = new_gain > 0
+
+
+@njit(cache=True, parallel=PRANGE_ONLY)
+def lp_moves_nb(indptr, indices, ewgt, parts, bnd, nb, dest, conn_dest, conn_own, factor, prio_key, cand, moved,
+                keep, chunk, parallel_min):
+    """Fill moved with the listed vertices that move this iteration (candidates that survive
+    the afterburner), in list order; returns how many."""
+    chunks = (nb + chunk - 1) // chunk
+    if nb >= parallel_min:
+        for c in prange(chunks):
+            _candidates_chunk(np.int64(c), chunk, bnd, nb, dest, conn_dest, conn_own, factor, cand)
+        for c in prange(chunks):
+            _afterburner_chunk(np.int64(c), chunk, indptr, indices, ewgt, parts, bnd, nb, dest, conn_dest, conn_own,
+                               prio_key, cand, keep)
+    else:
+        for c in range(chunks):
+            _candidates_chunk(c, chunk, bnd, nb, dest, conn_dest, conn_own, factor, cand)
+        for c in range(chunks):
+            _afterburner_chunk(c, chunk, indptr, indices, ewgt, parts, bnd, nb, dest, conn_dest, conn_own, prio_key,
+                               cand, keep)
+    nm = 0
+    for i in range(nb):
+        cand[bnd[i]] = False
+        if keep[i]:
+            moved[nm] = bnd[i]
+            nm += 1
+    return nm
