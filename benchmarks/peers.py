@@ -141,11 +141,17 @@ def metis_call(g, k):
 def kaminpar_call(path, k, threads):
     import kaminpar
     kg = kaminpar.load_graph(str(path), kaminpar.GraphFileFormat.METIS)
-    solver = kaminpar.KaMinPar(threads, kaminpar.default_context())
 
     def go():
+        # a solver lives only for its call: each holds a TBB limit on the process's threads
+        # while it exists, and TBB applies the smallest one alive, to every TBB user in the
+        # process (numba's TBB layer too): a 1-thread solver kept alive made every other
+        # tool run on one thread (KaMinPar 2t 1.01 x its 1t time in such a run)
+        solver = kaminpar.KaMinPar(threads, kaminpar.default_context())
         kaminpar.reseed(0)
-        return np.asarray(solver.compute_partition(kg, k, EPS), dtype=np.int64)
+        parts = np.asarray(solver.compute_partition(kg, k, EPS), dtype=np.int64)
+        del solver
+        return parts
     return go
 
 
