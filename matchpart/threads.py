@@ -12,7 +12,8 @@ costs more than the work (~3 us per launch here, a Jet iteration on a small leve
 Layer: numba's "workqueue" layer aborts when two Python threads run parallel kernels at
 once, so the package asks for a thread-safe one: TBB (the ``tbb`` wheel, a dependency on
 x86-64), else OpenMP (the system's libgomp). Where neither loads, calls that use threads are
-serialised by a lock instead. ``NUMBA_THREADING_LAYER`` set by the user is left alone.
+serialised by a lock instead. ``NUMBA_THREADING_LAYER`` set by the user is left alone (with
+the lock when it names workqueue).
 """
 from __future__ import annotations
 
@@ -66,7 +67,10 @@ def configure():
     if _state["configured"]:
         return
     _state["configured"] = True
-    if os.environ.get("NUMBA_THREADING_LAYER"):
+    chosen = os.environ.get("NUMBA_THREADING_LAYER", "").strip().lower()
+    if chosen:
+        # the user's choice stands; its one unsafe case, workqueue, gets the lock
+        _state["serialise"] = chosen == "workqueue"
         return
     import numba
     layer = None

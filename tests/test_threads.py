@@ -145,6 +145,28 @@ def test_concurrent_calls_from_python_threads_are_safe_and_unchanged():
     assert threads.layer() in ("tbb", "omp") or threads._state["serialise"]
 
 
+_CONCURRENT = r"""
+import concurrent.futures, json
+import numpy as np
+import matchpart
+from matchpart import threads
+specs = ["delaunay:3000", "rmat:10", "rgg:2000"]
+alone = [matchpart.partition(s, 4, threads=2).parts for s in specs]
+with concurrent.futures.ThreadPoolExecutor(3) as pool:
+    together = list(pool.map(lambda s: matchpart.partition(s, 4, threads=2).parts, specs * 3))
+same = all(np.array_equal(p, alone[i % 3]) for i, p in enumerate(together))
+print(json.dumps({"same": same, "layer": threads.layer(), "serialise": threads._state["serialise"]}))
+"""
+
+
+def test_concurrent_calls_on_numbas_workqueue_layer_are_serialised():
+    # workqueue aborts the process when two Python threads run parallel kernels at once
+    env = dict(os.environ, NUMBA_THREADING_LAYER="workqueue", NUMBA_NUM_THREADS="2", PYTHONPATH=ROOT)
+    r = subprocess.run([sys.executable, "-c", _CONCURRENT], capture_output=True, text=True, env=env, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert json.loads(r.stdout.strip().splitlines()[-1]) == {"same": True, "layer": "workqueue", "serialise": True}
+
+
 def test_threads_argument_is_checked_and_reported():
     r = matchpart.partition("delaunay:500", 4, threads=1)
     assert r.threads == 1
