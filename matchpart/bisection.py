@@ -173,6 +173,15 @@ def heavy_edge_hierarchy(graph, coarsen_to, cap, min_shrink):
 
 
 @njit(cache=True, internal=True)
+def project_labels(coarse, cmap, nf):
+    """The label of each of nf fine vertices: its coarse vertex's (cmap: fine -> coarse)."""
+    fine = np.empty(nf, dtype=np.int64)
+    for v in range(nf):
+        fine[v] = coarse[cmap[v]]
+    return fine
+
+
+@njit(cache=True, internal=True)
 def _stall(n, first):
     """FM's moves without improvement for a bisection level of n vertices (see BISECT_STALL_*)."""
     if first:
@@ -225,10 +234,7 @@ def _bisect(sub, target0, maxw, tries, passes, hierarchies, first):
             fine = graphs[level]
             cmap = cmaps[level + 1]
             nf = fine[0].shape[0] - 1
-            projected = np.empty(nf, dtype=np.int64)
-            for v in range(nf):
-                projected[v] = side[cmap[v]]
-            side = projected
+            side = project_labels(side, cmap, nf)
             cache = gc.new_cache(nf, fine[1].shape[0], 2)
             _, cut, over = refine2(fine[0], fine[1], fine[2], fine[3], side, maxw, passes,
                                 np.random.randint(0, 2**31), _stall(nf, first), True, cache)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from ..bisection import _grow_and_refine, heavy_edge_hierarchy
+from ..bisection import _grow_and_refine, heavy_edge_hierarchy, project_labels
 from ..errors import GraphError
 from ..jit import njit
 from .cover import konig_cover, max_matching_nb, min_vertex_cover
@@ -169,11 +169,7 @@ def _uncoarsen(graphs, cmaps, where, maxside, passes):
     for level in range(len(graphs) - 2, -1, -1):
         fine = graphs[level]
         cmap = cmaps[level + 1]
-        nf = fine[0].shape[0] - 1
-        projected = np.empty(nf, dtype=np.int64)
-        for v in range(nf):
-            projected[v] = where[cmap[v]]
-        where = projected
+        where = project_labels(where, cmap, fine[0].shape[0] - 1)
         refine_separator(fine[0], fine[1], fine[3], where, maxside, passes, np.random.randint(0, 2**31))
     return where
 
