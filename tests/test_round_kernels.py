@@ -80,21 +80,22 @@ def test_local_max_kernel_greedy_tail_and_negative_or_nan_ratings(monkeypatch):
 @pytest.mark.parametrize("hub_first", [True, False])
 def test_local_max_kernel_equals_whole_array_rounds_on_a_hash_collision(hub_first, monkeypatch):
     # two edges with equal rating and equal 32-bit hash in round 1, the heaviest at their
-    # common hub: both are candidates there and the smaller edge id must win (the kernel
-    # finds it as the first candidate it meets, the whole-array rounds by a scatter-min).
+    # common hub: both are the hub's best key, and the smaller pair id must be its top.
     # The hub is the lower endpoint (hub_first) or the higher one of every edge.
     from matchpart.backend import rng
     seed, leaves = 5, 1 << 18
-    h = rng.hash32(np, seed, local_max_module.STREAM_BASE + 1, np.arange(leaves))
+    n = leaves + 1
+    hub = 0 if hub_first else leaves
+    leaf = np.arange(leaves) + (1 if hub_first else 0)   # edge t joins the hub and leaf[t]
+    pid = np.minimum(hub, leaf) * n + np.maximum(hub, leaf)
+    h = rng.hash32(np, seed, local_max_module.STREAM_BASE + 1, pid)
     order = np.argsort(h, kind="stable")
     same = np.flatnonzero(h[order][1:] == h[order][:-1])
-    assert same.size, "no 32-bit collision among the edge ids: use more leaves"
-    i, j = sorted(order[same[0]:same[0] + 2])
-    hub = 0 if hub_first else leaves
-    leaf = np.arange(leaves) + (1 if hub_first else 0)   # edge id t joins the hub and leaf[t]
+    assert same.size, "no 32-bit collision among the pair ids: use more leaves"
+    i, j = sorted(order[same[0]:same[0] + 2])   # pid grows with t: edge i has the smaller pair id
     w = np.ones(leaves, dtype=np.int64)
     w[[i, j]] = 2
-    g = Graph.from_edges(np.full(leaves, hub), leaf, w, n=leaves + 1)
+    g = Graph.from_edges(np.full(leaves, hub), leaf, w, n=n)
     kernel, whole_array = _both("local_max", g, seed, "weight", monkeypatch)
     _assert_same(kernel, whole_array)
     assert kernel.mate[hub] == leaf[i] and kernel.mate[leaf[j]] == -1

@@ -86,6 +86,40 @@ def test_upper_edge_ratings_in_chunks_on_threads_equal_the_serial_kernel(seed, n
             assert a.dtype == b.dtype and np.array_equal(a, b)
 
 
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(1, 120), p=st.floats(0.0, 0.4), chunk=st.integers(1, 30),
+       rating=st.sampled_from(["weight", "expansion_star2", "inner_outer"]))
+def test_local_max_rounds_on_threads_equal_the_serial_rounds_and_the_whole_array_rounds(seed, n, p, chunk, rating):
+    from matchpart.matchers import local_max as lm
+    g = _random_graph(seed, n, p, float_weights=seed % 2 == 1)
+    with threads.limit(1):
+        serial = lm.local_max(g, rating=rating, seed=seed)
+    with _Threaded(chunk), threads.limit(2):
+        chunked = lm.local_max(g, rating=rating, seed=seed)
+    assert np.array_equal(serial.mate, chunked.mate) and serial.stats == chunked.stats
+    saved, lm.CPU_KERNEL = lm.CPU_KERNEL, False
+    try:
+        whole_array = lm.local_max(g, rating=rating, seed=seed)
+    finally:
+        lm.CPU_KERNEL = saved
+    assert np.array_equal(serial.mate, whole_array.mate) and serial.stats == whole_array.stats
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(1, 90), p=st.floats(0.0, 0.4), vw=st.integers(0, 4),
+       chunk=st.integers(1, 30))
+def test_entry_order_keys_on_threads_equal_the_keys_of_edge_ratings(seed, n, p, vw, chunk):
+    from matchpart.matchers.ratings import RATINGS, edge_ratings, entry_order_keys, order_keys
+    g = _random_graph(seed, n, p, float_weights=seed % 2 == 1)
+    g = Graph(g.indptr, g.indices, ewgt=g.ewgt, vwgt=np.random.default_rng(seed).integers(0, vw + 1, size=n))
+    for rating in RATINGS:
+        expected = order_keys(edge_ratings(g, rating))
+        with threads.limit(1):
+            assert np.array_equal(entry_order_keys(g, rating), expected)
+        with _Threaded(chunk), threads.limit(2):
+            assert np.array_equal(entry_order_keys(g, rating), expected)
+
+
 _SCRIPT = r"""
 import hashlib, json, sys, warnings
 import numpy as np

@@ -1,12 +1,12 @@
 """Distributed local max (seed 001, section 3.2): rounds of locally dominant edges on a DistGraph.
 
 Each rank stores all edges incident to its own vertices, so an edge between two ranks is
-seen by both. Keys are the single-process matcher's: (rating, hash32(seed, round, edge id))
-compared lexicographically, with edge ids numbered as in the single-process edge list, so
-the matching is the same as ``matchers.local_max`` for the same seed on any number of ranks.
-Per round only cross-rank data travels: the cross edges that are heaviest at the sender's
-end (candidates), the rare rejections of equal-key collisions, and newly matched boundary
-vertices (what ghosts need to drop dead edges).
+seen by both. Each vertex's top edge is the single-process matcher's: the largest
+(rating, hash32(seed, round, pair id)), then the smallest pair id, where the pair id of
+{u, v} is min(u, v) * n + max(u, v) in global ids, which every rank computes alone; so the
+matching is the same as ``matchers.local_max`` for the same seed on any number of ranks.
+Per round only cross-rank data travels: the cross edges that are the top at the sender's
+end (proposals) and newly matched boundary vertices (what ghosts need to drop dead edges).
 """
 from __future__ import annotations
 
@@ -50,41 +50,11 @@ def entry_ratings(g, rating):
     return w / cc if rating == "expansion_star" else w * w / cc
 
 
-def edge_ids(g, mirror):
-    """Global id of every local entry's undirected edge: the position of (u, v), u < v, in the
-    row-major list of upper entries of the whole graph (local_max.undirected_edges)."""
-    c = g.comm
-    grow = g.rows + g.first
-    upper = grow < g.cols
-    eid = np.full(g.cols.shape[0], -1, dtype=np.int64)
-    eid[upper] = c.exscan(int(upper.sum())) + np.arange(int(upper.sum()), dtype=np.int64)
-    # a lower entry (u, v), u > v, takes the id of its mirror (v, u): here, or from v's owner
-    lower_local = np.flatnonzero(~upper & (mirror >= 0))
-    eid[lower_local] = eid[mirror[lower_local]]
-    up_remote = upper & (g.adj >= g.n_local)
-    v, u, e = c.exchange(g.owner(g.cols[up_remote]), g.cols[up_remote], grow[up_remote], eid[up_remote])
-    order = np.argsort(u * g.n + v)  # (lo, hi) keys of the mirrors of our remote lower entries
-    keys, ids = (u * g.n + v)[order], e[order]
-    lower = np.flatnonzero(~upper & (mirror < 0))
-    eid[lower] = ids[np.searchsorted(keys, g.cols[lower] * g.n + grow[lower])]
-    return eid
-
-
-def _mirrors(g):
-    """For entries whose both ends are own vertices, the index of the reverse entry (else -1).
-
-    Sorting the entries by (row, column) and by (column, row) lists the same pairs in the
-    same order (the local adjacency is symmetric), so the two orders pair every entry with
-    its mirror: two sorts instead of a search per entry.
-    """
-    nl = max(g.n_local, 1)
-    mirror = np.full(g.cols.shape[0], -1, dtype=np.int64)
-    local = np.flatnonzero(g.adj < g.n_local)
-    r, col = g.rows[local], g.adj[local]
-    by_row = local[np.argsort(r * nl + col, kind="stable")]
-    by_col = local[np.argsort(col * nl + r, kind="stable")]
-    mirror[by_row] = by_col
-    return mirror
+def pair_ids(g):
+    """uint64 pair id of every local entry's undirected edge: min(u, v) * n + max(u, v)."""
+    grow = (g.rows + g.first).astype(np.uint64)
+    gcol = g.cols.astype(np.uint64)
+    return np.minimum(grow, gcol) * np.uint64(g.n) + np.maximum(grow, gcol)
 
 
 def local_max(g, *, rating="weight", seed=0, cap=None):
@@ -94,14 +64,14 @@ def local_max(g, *, rating="weight", seed=0, cap=None):
     c = g.comm
     nl = g.n_local
     rate = entry_ratings(g, rating)
-    mirror = _mirrors(g)
-    eid = edge_ids(g, mirror)
+    pid = pair_ids(g)
     cross = g.adj >= nl
     mate = np.full(nl, -1, dtype=np.int64)
     matched = np.zeros(nl + g.ghosts.shape[0], dtype=bool)   # own vertices, then ghosts
     live = np.arange(g.cols.shape[0], dtype=np.int64)        # alive entries, row-sorted
     rounds = 0
     fractions = []
+    none = np.uint64(0xFFFFFFFFFFFFFFFF)
     while True:
         left, paired = c.allreduce(np.array([live.shape[0], (mate >= 0).sum()], dtype=np.int64))
         if rounds:
@@ -110,39 +80,28 @@ def local_max(g, *, rating="weight", seed=0, cap=None):
             break
         if rounds >= GREEDY_TAIL_AFTER:
             rounds += 1
-            _greedy_tail(g, live, rate, eid, seed, rounds, mate, matched)
+            _greedy_tail(g, live, rate, pid, seed, rounds, mate, matched)
             fractions.append(c.allreduce(int((mate >= 0).sum())) / max(g.n, 1))
             break
         rounds += 1
-        rows, adj, e = g.rows[live], g.adj[live], eid[live]
+        rows, adj, p = g.rows[live], g.adj[live], pid[live]
         r = rate[live]
-        h = _CPU.hash32(seed, STREAM_BASE + rounds, e)
+        h = _CPU.hash32(seed, STREAM_BASE + rounds, p)
         starts = _segments(rows)
         at_best = r == _per_row(np.maximum, r, rows, starts)
         hb = np.where(at_best, h, np.uint32(0))
-        top = at_best & (h == _per_row(np.maximum, hb, rows, starts))
-        # a cross edge is a candidate when it is top at both ends: tell the other end's owner
-        cand = np.zeros(live.shape[0], dtype=bool)
+        at_key = at_best & (h == _per_row(np.maximum, hb, rows, starts))
+        top = at_key & (p == _per_row(np.minimum, np.where(at_key, p, none), rows, starts))
+        # an edge is matched when it is the top at both ends: between own vertices the other
+        # end's top is here; across ranks the other end's owner proposes it
+        top_nbr = np.full(nl, -1, dtype=np.int64)
+        top_nbr[rows[top]] = adj[top]
         is_cross = cross[live]
-        pos = np.full(g.cols.shape[0], -1, dtype=np.int64)
-        pos[live] = np.arange(live.shape[0])
-        loc = ~is_cross
-        cand[loc] = top[loc] & top[np.maximum(pos[mirror[live[loc]]], 0)] & (pos[mirror[live[loc]]] >= 0)
+        win = top & ~is_cross & (top_nbr[np.where(is_cross, 0, adj)] == rows)
         send = np.flatnonzero(top & is_cross)
-        (proposed,) = c.exchange(g.owner(g.gid[adj[send]]), e[send])
-        xs = np.flatnonzero(is_cross)
-        cand[xs] = top[xs] & np.isin(e[xs], proposed)
-        # equal keys at one vertex (a 32-bit hash collision): the smallest edge id wins there
-        big = np.int64(np.iinfo(np.int64).max)
-        first = _per_row(np.minimum, np.where(cand, e, big), rows, starts)
-        win = cand & (first == e)
-        collisions = c.allreduce(int((cand & ~win).sum()))
-        if collisions:
-            mloc = pos[mirror[live[loc]]]
-            win[loc] &= win[np.maximum(mloc, 0)]
-            rej = np.flatnonzero(cand & ~win & is_cross)
-            (rejected,) = c.exchange(g.owner(g.gid[adj[rej]]), e[rej])
-            win[xs] &= ~np.isin(e[xs], rejected)
+        (proposed,) = c.exchange(g.owner(g.gid[adj[send]]), p[send])
+        xs = np.flatnonzero(top & is_cross)
+        win[xs] = np.isin(p[xs], proposed)
         w = np.flatnonzero(win)
         mate[rows[w]] = g.gid[adj[w]]
         matched[rows[w]] = True
@@ -157,15 +116,15 @@ def local_max(g, *, rating="weight", seed=0, cap=None):
     return mate, {"rounds": rounds, "matched_fraction": fractions}
 
 
-def _greedy_tail(g, live, rate, eid, seed, rounds, mate, matched):
-    """Match what is left greedily by (rating, hash, -edge id), as local_max's _greedy_tail,
+def _greedy_tail(g, live, rate, pid, seed, rounds, mate, matched):
+    """Match what is left greedily by (rating, hash, -pair id), as local_max's _greedy_tail,
     on every rank from the allgathered remaining edges (few: this runs after 50 rounds)."""
     from ..matchers.serial import _greedy_scan
     c = g.comm
     grow = g.rows[live] + g.first
     gcol = g.cols[live]
     up = grow < gcol
-    e = eid[live][up]
+    e = pid[live][up]
     eu, ev = c.allgatherv(grow[up]), c.allgatherv(gcol[up])
     r, ids = c.allgatherv(rate[live][up]), c.allgatherv(e)
     h = _CPU.hash32(seed, STREAM_BASE + rounds, ids).astype(np.int64)

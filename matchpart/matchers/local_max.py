@@ -1,14 +1,15 @@
 """Local max matching (Birn et al.): match every edge that beats all incident alive edges; repeat."""
 from __future__ import annotations
 
+import numba
 import numpy as np
 
+from .. import threads
 from ..backend import get as get_backend
 from ..backend import rng as _rng
-from ..jit import njit
-from ..prefetch import PREFETCH_DISTANCE, prefetch
 from .base import Matching
-from .ratings import edge_ratings, upper_edge_ratings
+from .local_max_kernel import local_max_vertex_rounds, remaining_upper_entries
+from .ratings import edge_ratings, entry_order_keys, rating_ranks
 from .registry import register
 
 # Hash-RNG stream of round r is STREAM_BASE + r; a base of its own keeps local max's
@@ -35,7 +36,7 @@ GREEDY_TAIL_AFTER = 50
 # the CPU a sync is free and compacting every round saves work. The matching does not
 # depend on the batch size (same keys, same winners), only the work does.
 ROUNDS_PER_CHECK = {"cpu": 1, "gpu": 4}
-# On the CPU the rounds run as one compiled kernel (_local_max_kernel: the same rounds, keys
+# On the CPU the rounds run as one compiled kernel (local_max_kernel: the same rounds, keys
 # and tie-breaks, so the same matching and stats); the whole-array rounds are the GPU's
 # formulation. Tests switch this off to run the whole-array rounds on numpy and compare.
 CPU_KERNEL = True
@@ -50,24 +51,17 @@ def undirected_edges(graph, be):
     return rows[entry], cols[entry], entry
 
 
-def rating_ranks(ratings, xp):
-    """Dense integer rank of each rating (equal ratings -> equal rank, higher = heavier)."""
-    if ratings.shape[0] == 0:
-        return xp.zeros(0, dtype=xp.int64)
-    _, inverse = xp.unique(ratings, return_inverse=True)
-    return inverse.reshape(-1).astype(xp.int64)
-
-
 def local_max_rounds(n, eu, ev, rank, *, seed, be):
-    """Run local max on the undirected edge list (eu[i], ev[i]) with integer ranks.
+    """Run local max on the undirected edge list (eu[i] < ev[i]) with integer ranks.
 
     Returns (mate, stats). Each round every alive edge gets the key
-    (rank << 32) | hash32(seed, round, edge id); an edge whose key is the maximum at both
-    endpoints is locally dominant and matched. Equal keys (a 32-bit hash collision) are
-    resolved by the smaller edge id, so at most one edge per vertex is ever chosen.
+    (rank << 32) | hash32(seed, round, pair id), pair id = eu * n + ev; each vertex's top
+    edge is its maximum key, equal keys (a 32-bit hash collision) resolved by the smaller
+    pair id; an edge that is the top at both endpoints is locally dominant and matched.
     Then every edge with a matched endpoint is dropped: masked out within a batch of
     rounds, removed by a compaction after it. Rounds work on local vertex ids (``orig``
     maps them back); the result depends neither on the relabelling nor on the batch size.
+    local_max_kernel runs the same rounds vertex by vertex on the CPU.
     """
     xp = be.xp
     m = eu.shape[0]
@@ -75,7 +69,9 @@ def local_max_rounds(n, eu, ev, rank, *, seed, be):
     # round needs no boolean compaction (a host sync on the GPU)
     mate_ext = xp.full(n + 1, -1, dtype=xp.int64)
     u64 = xp.uint64
-    eid = xp.arange(m, dtype=u64)  # stable edge id for the hash, same for both directions
+    # the pair id orders and hashes an edge the same from both ends and in any CSR order
+    pid = eu.astype(u64) * u64(n) + ev.astype(u64)
+    none = u64(0xFFFFFFFFFFFFFFFF)
     shifted = rank.astype(u64) << u64(RANK_SHIFT)
     matched_counts, alive_counts = [], []  # per round, device scalars: read once at the end
     orig = None  # local vertex id -> graph vertex id (None: identity)
@@ -91,9 +87,9 @@ def local_max_rounds(n, eu, ev, rank, *, seed, be):
             nv = ids.shape[0]
         if rounds >= GREEDY_TAIL_AFTER:
             rounds += 1
-            key = shifted | be.hash32(seed, STREAM_BASE + rounds, eid).astype(u64)
+            key = shifted | be.hash32(seed, STREAM_BASE + rounds, pid).astype(u64)
             tail = eu.shape[0]
-            wu, wv = _greedy_tail(eu, ev, key, eid, nv, be)
+            wu, wv = _greedy_tail(eu, ev, key, pid, nv, be)
             gu, gv = (wu, wv) if orig is None else (orig[wu], orig[wv])
             mate_ext[gu] = gv
             mate_ext[gv] = gu
@@ -105,22 +101,25 @@ def local_max_rounds(n, eu, ev, rank, *, seed, be):
         ends = xp.concatenate([eu, ev])
         for i in range(min(batch, GREEDY_TAIL_AFTER - rounds)):
             rounds += 1
-            key = shifted | be.hash32(seed, STREAM_BASE + rounds, eid).astype(u64)
+            key = shifted | be.hash32(seed, STREAM_BASE + rounds, pid).astype(u64)
             if i:  # after the first round of a batch some edges are dead: mask them out
                 key = xp.where(alive, key, u64(0))
             best = xp.zeros(nv, dtype=u64)
             be.scatter_max(best, ends, xp.concatenate([key, key]))
-            cand = (key == best[eu]) & (key == best[ev])
+            at_u, at_v = key == best[eu], key == best[ev]
             if i:
-                cand &= alive
-            # resolve key collisions: per vertex, only the candidate with the smallest edge id
-            first = xp.full(nv, m, dtype=u64)
-            # the CPU's scatter costs per element and its compaction nothing: scatter the
-            # candidates only; the GPU scatters all edges (non-candidates send m), no sync
-            c = slice(None) if be.is_gpu else xp.flatnonzero(cand)
-            ce = xp.where(cand[c], eid[c], u64(m))
-            be.scatter_min(first, xp.concatenate([eu[c], ev[c]]), xp.concatenate([ce, ce]))
-            win = cand & (first[eu] == eid) & (first[ev] == eid)
+                at_u &= alive
+                at_v &= alive
+            # each vertex's top: the smallest pair id among its edges of the best key. The
+            # CPU's scatter costs per element and its compaction nothing: scatter those edges
+            # only; the GPU scatters all edges (the others send ``none``), no sync
+            top = xp.full(nv, none, dtype=u64)
+            if be.is_gpu:
+                be.scatter_min(top, ends, xp.concatenate([xp.where(at_u, pid, none), xp.where(at_v, pid, none)]))
+            else:
+                cu, cv = xp.flatnonzero(at_u), xp.flatnonzero(at_v)
+                be.scatter_min(top, xp.concatenate([eu[cu], ev[cv]]), xp.concatenate([pid[cu], pid[cv]]))
+            win = at_u & at_v & (top[eu] == pid) & (top[ev] == pid)
             wu, wv = xp.where(win, eu, nv), xp.where(win, ev, nv)
             matched[wu] = True
             matched[wv] = True
@@ -135,7 +134,7 @@ def local_max_rounds(n, eu, ev, rank, *, seed, be):
             alive_counts.append(alive.sum())
         # compaction: keep the alive edges (its size is the termination test)
         keep = xp.flatnonzero(alive)
-        eu, ev, eid, shifted = eu[keep], ev[keep], eid[keep], shifted[keep]
+        eu, ev, pid, shifted = eu[keep], ev[keep], pid[keep], shifted[keep]
     counts = be.to_host(xp.stack(matched_counts)) if matched_counts else np.zeros(0, dtype=np.int64)
     left = be.to_host(xp.stack(alive_counts)) if alive_counts else np.zeros(0, dtype=np.int64)
     return mate_ext[:n], _round_stats(counts, left, n, m, tail)
@@ -151,169 +150,32 @@ def _round_stats(counts, left, n, m, tail):
             "greedy_tail_edges": tail}
 
 
-def local_max_rounds_cpu(n, eu, ev, rating, *, seed, overwrite=False):
-    """``local_max_rounds`` as one compiled kernel (host arrays): the same rounds, keys and
-    tie-breaks, so the same mate and stats. ``rating`` may be the ratings themselves: the
-    kernel only compares them, and comparing ratings is comparing their dense ranks.
-    ``overwrite``: eu and ev may be used as the kernel's working copies (they are left
-    scrambled) when they already have its index dtype."""
-    m = eu.shape[0]
+def local_max_rounds_cpu(graph, rating, *, seed):
+    """``local_max_rounds`` on the CPU: the rounds of local_max_kernel on the graph's
+    adjacency (same keys and tie-breaks, so the same mate and stats), then the greedy tail."""
+    n = graph.n
+    order = entry_order_keys(graph, rating)   # a new array: the rounds compact it in place
+    ids = np.int32 if n < 2**31 else np.int64   # the rounds stream the neighbour ids: 32 bits halve that
+    nbr = graph.indices.astype(ids, copy=True)
     keys = _rng.stream_keys(seed, STREAM_BASE + 1, GREEDY_TAIL_AFTER)
     mate = np.full(n, -1, dtype=np.int64)
-    # the rounds stream their edge arrays through memory: 32-bit ids halve the traffic
-    ids = np.int32 if max(n, m) < 2**31 else np.int64
-    # the kernel's working arrays come from numpy, not from allocations inside the kernel:
-    # numpy asks the kernel for transparent huge pages on large arrays (>= 4 MiB), numba's
-    # allocator does not, and the rounds' random record updates then miss the TLB far less
-    # (delaunay 2^20, first round's keying pass: 68 ms instead of 125 ms)
-    working = np.asarray if overwrite else np.array   # the rounds compact them in place
-    eu, ev = working(eu, dtype=ids), working(ev, dtype=ids)
-    order = order_keys(rating)          # a new array: compacted in place too
-    scratch = (np.arange(m, dtype=ids), np.zeros(2 * n, dtype=np.uint64), np.zeros(n, dtype=np.uint8))
-    rounds, counts, left, eu, ev, eid, order = _local_max_kernel(eu, ev, order, keys, mate, *scratch)
+    parallel_min = threads.PARALLEL_MIN_ITEMS if numba.get_num_threads() > 1 else n + 1
+    rounds, counts, left, active, deg = local_max_vertex_rounds(graph.indptr, nbr, order, keys, mate,
+                                                                threads.CHUNK, parallel_min)
     counts, left = counts[:rounds], left[:rounds]
     tail = 0
-    if eu.shape[0]:  # GREEDY_TAIL_AFTER rounds were not enough: finish greedily (see there)
+    if active.shape[0]:  # GREEDY_TAIL_AFTER rounds were not enough: finish greedily (see there)
+        eu, ev, eo = remaining_upper_entries(graph.indptr, nbr, order, active, deg)
         tail = eu.shape[0]
-        key = (rating_ranks(order, np).astype(np.uint64) << np.uint64(RANK_SHIFT)) \
-            | _rng.hash32(np, seed, STREAM_BASE + rounds + 1, eid).astype(np.uint64)
-        wu, wv = _greedy_tail(eu, ev, key, eid.astype(np.uint64), n, get_backend("cpu"))
+        pid = eu.astype(np.uint64) * np.uint64(n) + ev.astype(np.uint64)
+        key = (rating_ranks(eo, np).astype(np.uint64) << np.uint64(RANK_SHIFT)) \
+            | _rng.hash32(np, seed, STREAM_BASE + rounds + 1, pid).astype(np.uint64)
+        wu, wv = _greedy_tail(eu, ev, key, pid, n, get_backend("cpu"))
         mate[wu] = wv
         mate[wv] = wu
         counts = np.append(counts, 2 * wu.shape[0])
         left = np.append(left, 0)
-    return mate, _round_stats(counts, left, n, m, tail)
-
-
-def order_keys(values):
-    """uint64 keys that order like ``values`` (equal values, equal keys), so a kernel compares
-    one integer type: the IEEE bit pattern of a float with its sign handled (-0.0 becomes
-    +0.0 first); ranks of the values when they hold NaN (as the whole-array rounds use)."""
-    values = np.asarray(values)
-    if values.dtype.kind == "f":
-        keys, has_nan = _float_order_keys(np.ascontiguousarray(values, dtype=np.float64))
-        return rating_ranks(values, np).astype(np.uint64) if has_nan else keys
-    return values.astype(np.int64).view(np.uint64) ^ np.uint64(1 << 63)
-
-
-@njit(cache=True)
-def _float_order_keys(values):
-    # one pass (the whole-array version took five over the edge list); no array expression
-    # (`values + 0.0`): numba's ufunc machinery costs compile time and start-up imports
-    sign = np.uint64(1 << 63)
-    bits = values.view(np.uint64)
-    keys = np.empty(values.shape[0], dtype=np.uint64)
-    for i in range(values.shape[0]):
-        if np.isnan(values[i]):
-            return keys, True
-        b = bits[i] if values[i] != 0.0 else np.uint64(0)   # -0.0 orders as +0.0
-        keys[i] = ~b if b & sign else b | sign
-    return keys, False
-
-
-# The kernel's per-vertex record is two uint64: the best key of the round so far, and
-# (its hash << 32) | state, state = the round + 1 that set it, or _CANDIDATE once an edge of
-# the vertex was a candidate in the round's matching pass. A round touches each endpoint's
-# record a few times, and on large graphs each touch of a random endpoint is a cache miss:
-# one 16-byte record per vertex makes it one miss. Whether a vertex is matched lives in a
-# byte per vertex beside it (a million vertices: 1 MiB, within the L2 cache): most edges
-# the next round drops have a matched endpoint, and testing that then costs no miss.
-_CANDIDATE = np.uint64(0xFFFFFFFF)   # never a round's state: rounds are at most GREEDY_TAIL_AFTER
-_LOW32 = np.uint64(0xFFFFFFFF)
-
-
-@njit(cache=True, internal=True)
-def _offer(rec, x, o, hi, stamp):
-    """Make edge key (o, hi) the best of vertex x if it beats the best of this round
-    (``stamp``) so far.
-
-    Written without branches: the outcome is a coin flip, and a mispredicted branch would
-    also stall the next edges' record loads, which are cache misses on large graphs.
-    """
-    hi = np.uint64(hi)
-    bk, bs = rec[2 * x], rec[2 * x + 1]
-    better = ((bs & _LOW32) != stamp) | (o > bk) | ((o == bk) & (hi > (bs >> np.uint64(32))))
-    rec[2 * x] = o if better else bk
-    rec[2 * x + 1] = ((hi if better else bs >> np.uint64(32)) << np.uint64(32)) | stamp
-
-
-@njit(cache=True)
-def _local_max_kernel(eu, ev, order, round_keys, mate, eid, rec, matched):
-    """Rounds 1..len(round_keys) of local max on the edge list (eu, ev) with uint64 ``order``
-    keys of the ratings; fills ``mate``. Returns (rounds run, matched vertices per round,
-    edges alive after each round, and the edges still alive: eu, ev, edge id, order).
-
-    A round keys every alive edge by (order, hash32(edge id)) compared lexicographically,
-    as the whole-array rounds compare (rank << 32) | hash; then keeps the edges whose key
-    is the maximum at both endpoints (candidates), resolves equal keys by the smallest edge
-    id per vertex, and matches the winners. The next round's first pass drops the edges of
-    matched vertices while it keys the rest, so a round costs O(alive edges), never O(n).
-
-    The edges stay in increasing edge id (compaction keeps their order), so the candidate
-    with the smallest id at a vertex is the first one the matching pass meets there: a
-    candidate wins iff neither endpoint has met a candidate before it in this pass. That is
-    the whole-array rounds' rule (per vertex the smallest candidate id, a winner smallest
-    at both ends) in one pass; two candidates at a vertex need a 32-bit hash collision.
-
-    eu, ev and order are compacted in place. Scratch, from the caller (see there): ``eid``
-    = arange(m) in eu's dtype (ids of the alive edges, compacted alongside), ``rec`` =
-    zeros(2n) uint64 (the vertex records above), ``matched`` = zeros(n) uint8. The matching
-    pass hashes the edge ids again rather than reading them back: a few multiplications
-    per edge cost less than storing and streaming a hash array (12 MiB on delaunay 2^20).
-    """
-    m = eu.shape[0]
-    max_rounds = round_keys.shape[0]
-    counts = np.zeros(max_rounds, dtype=np.int64)
-    left = np.zeros(max_rounds, dtype=np.int64)
-    alive = m
-    rounds = 0
-    while True:
-        # drop edges with a matched endpoint; key the others and keep each endpoint's best
-        key = round_keys[min(rounds, max_rounds - 1)] if max_rounds else np.uint64(0)
-        stamp = np.uint64(rounds + 1)
-        kept = 0
-        ahead = alive - PREFETCH_DISTANCE
-        for i in range(alive):
-            if i < ahead:   # ev ahead is not yet overwritten: the compaction writes at <= i
-                prefetch(rec, 2 * np.int64(ev[i + PREFETCH_DISTANCE]))
-            u, v = eu[i], ev[i]
-            if matched[u] | matched[v]:
-                continue
-            o = order[i]
-            hi = _rng.hash32_at(np.int64(eid[i]), key)   # int64 like every caller: one compile
-            if kept != i:  # nothing moves until an edge is dropped: skip those writes
-                eu[kept], ev[kept], eid[kept], order[kept] = u, v, eid[i], o
-            kept += 1
-            _offer(rec, u, o, hi, stamp)
-            _offer(rec, v, o, hi, stamp)
-        alive = kept
-        if rounds:
-            left[rounds - 1] = alive
-        if alive == 0 or rounds == max_rounds:
-            break
-        won = 0
-        ahead = alive - PREFETCH_DISTANCE
-        for i in range(alive):  # candidates (best at both ends) in edge id order; winners
-            if i < ahead:
-                prefetch(rec, 2 * np.int64(ev[i + PREFETCH_DISTANCE]))
-            u, v = eu[i], ev[i]
-            o, hs = order[i], np.uint64(_rng.hash32_at(np.int64(eid[i]), key)) << np.uint64(32)
-            # u first: the edges are sorted by u, so u's record is at hand, and few edges are
-            # u's best; only those read v's record (a cache miss on large graphs)
-            if o == rec[2 * u] and hs == (rec[2 * u + 1] & ~_LOW32) \
-                    and o == rec[2 * v] and hs == (rec[2 * v + 1] & ~_LOW32):
-                first = (rec[2 * u + 1] & _LOW32) != _CANDIDATE and (rec[2 * v + 1] & _LOW32) != _CANDIDATE
-                rec[2 * u + 1] |= _CANDIDATE   # the state bits only: keys stay comparable
-                rec[2 * v + 1] |= _CANDIDATE
-                if first:
-                    mate[u] = v
-                    mate[v] = u
-                    matched[u] = 1
-                    matched[v] = 1
-                    won += 2
-        counts[rounds] = won
-        rounds += 1
-    return rounds, counts, left, eu[:alive], ev[:alive], eid[:alive], order[:alive]
+    return mate, _round_stats(counts, left, n, graph.indices.shape[0] // 2, tail)
 
 
 def _greedy_tail(eu, ev, key, eid, nv, be):
@@ -329,8 +191,8 @@ def _greedy_tail(eu, ev, key, eid, nv, be):
     return be.to_device(u), be.to_device(mate[u])
 
 
-def _check_edge_count(ratings):
-    if ratings.shape[0] >= 2 ** 32:
+def _check_edge_count(m):
+    if m >= 2 ** 32:
         raise ValueError("local_max supports fewer than 2**32 undirected edges")
 
 
@@ -344,12 +206,11 @@ def local_max(graph, *, rating="weight", seed=0, backend=None):
     be = backend or graph.backend
     xp = be.xp
     if CPU_KERNEL and not be.is_gpu:
-        eu, ev, ratings = upper_edge_ratings(graph, rating)
-        _check_edge_count(ratings)
-        mate, stats = local_max_rounds_cpu(graph.n, eu, ev, ratings, seed=seed, overwrite=True)
+        _check_edge_count(graph.indices.shape[0] // 2)
+        mate, stats = local_max_rounds_cpu(graph, rating, seed=seed)
     else:
         eu, ev, entry = undirected_edges(graph, be)
         ratings = edge_ratings(graph, rating)[entry]
-        _check_edge_count(ratings)
+        _check_edge_count(ratings.shape[0])
         mate, stats = local_max_rounds(graph.n, eu, ev, rating_ranks(ratings, xp), seed=seed, be=be)
     return Matching.from_mate(graph, mate, stats=stats)

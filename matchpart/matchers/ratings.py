@@ -175,6 +175,91 @@ def _upper_ratings_chunked(indptr, indices, ewgt, vwgt, code, wdeg, chunk, eu, e
     return start[chunks]
 
 
+def rating_ranks(ratings, xp):
+    """Dense integer rank of each rating (equal ratings -> equal rank, higher = heavier)."""
+    if ratings.shape[0] == 0:
+        return xp.zeros(0, dtype=xp.int64)
+    _, inverse = xp.unique(ratings, return_inverse=True)
+    return inverse.reshape(-1).astype(xp.int64)
+
+
+def order_keys(values):
+    """uint64 keys that order like ``values`` (equal values, equal keys), so a kernel compares
+    one integer type: the IEEE bit pattern of a float with its sign handled (-0.0 becomes
+    +0.0 first); ranks of the values when they hold NaN (as the whole-array rounds use)."""
+    values = np.asarray(values)
+    if values.dtype.kind == "f":
+        keys, has_nan = _float_order_keys(np.ascontiguousarray(values, dtype=np.float64))
+        return rating_ranks(values, np).astype(np.uint64) if has_nan else keys
+    return values.astype(np.int64).view(np.uint64) ^ np.uint64(1 << 63)
+
+
+@njit(cache=True, internal=True)
+def _float_key(x):
+    """The uint64 key of a float64 that is not NaN: -0.0 orders as +0.0."""
+    b = np.float64(x).view(np.uint64) if x != 0.0 else np.uint64(0)
+    return ~b if b & np.uint64(1 << 63) else b | np.uint64(1 << 63)
+
+
+@njit(cache=True)
+def _float_order_keys(values):
+    # one pass (the whole-array version took five over the edge list); no array expression
+    # (`values + 0.0`): numba's ufunc machinery costs compile time and start-up imports
+    keys = np.empty(values.shape[0], dtype=np.uint64)
+    for i in range(values.shape[0]):
+        if np.isnan(values[i]):
+            return keys, True
+        keys[i] = _float_key(values[i])
+    return keys, False
+
+
+def entry_order_keys(graph, rating="weight"):
+    """order_keys(edge_ratings(graph, rating)): a uint64 key per CSR entry, equal for both
+    directions of an edge. On the CPU one compiled pass, on the threads in chunks of rows."""
+    if graph.backend.is_gpu or callable(rating) or rating not in RATINGS:
+        return order_keys(edge_ratings(graph, rating))
+    code = RATINGS.index(rating)
+    wdeg = _weighted_degrees(graph.indptr, graph.ewgt) if code == 3 else np.zeros(0)
+    keys = np.empty(graph.indices.shape[0], dtype=np.uint64)
+    chunks = (graph.n + threads.CHUNK - 1) // threads.CHUNK
+    nan = np.zeros(max(chunks, 1), dtype=np.bool_)
+    parallel_min = threads.PARALLEL_MIN_ITEMS if numba.get_num_threads() > 1 else graph.indices.shape[0] + 1
+    _entry_keys(graph.indptr, graph.indices, graph.ewgt, graph.vwgt, code, wdeg, keys, nan, threads.CHUNK,
+                parallel_min)
+    return order_keys(edge_ratings(graph, rating)) if nan.any() else keys
+
+
+@njit(cache=True, internal=True)
+def _entry_keys_chunk(c, chunk, indptr, indices, ewgt, vwgt, code, wdeg, keys, nan):
+    hi = min(indptr.shape[0] - 1, (c + 1) * chunk)
+    last = indptr[hi] - PREFETCH_DISTANCE
+    for u in range(c * chunk, hi):
+        cu = max(np.float64(vwgt[u]), 1.0)
+        for e in range(indptr[u], indptr[u + 1]):
+            if e < last:   # the ratings read the neighbour's weight or degree
+                if code == 3:
+                    prefetch(wdeg, indices[e + PREFETCH_DISTANCE])
+                elif code != 0:
+                    prefetch(vwgt, indices[e + PREFETCH_DISTANCE])
+            r = _rating(code, np.float64(ewgt[e]), cu, indices[e], vwgt, wdeg, u)
+            if np.isnan(r):
+                nan[c] = True
+            else:
+                keys[e] = _float_key(r)
+
+
+@njit(cache=True, parallel=PRANGE_ONLY)
+def _entry_keys(indptr, indices, ewgt, vwgt, code, wdeg, keys, nan, chunk, parallel_min):
+    """_entry_keys_chunk over the chunks of ``chunk`` rows; nan[c]: chunk c met a NaN rating."""
+    chunks = (indptr.shape[0] - 1 + chunk - 1) // chunk
+    if indices.shape[0] >= parallel_min:
+        for c in prange(chunks):
+            _entry_keys_chunk(np.int64(c), chunk, indptr, indices, ewgt, vwgt, code, wdeg, keys, nan)
+    else:
+        for c in range(chunks):
+            _entry_keys_chunk(c, chunk, indptr, indices, ewgt, vwgt, code, wdeg, keys, nan)
+
+
 def edge_priority(graph, rating="weight", ratings=None):
     """int64 rank per stored CSR entry; lower = heavier; unique per undirected edge.
 

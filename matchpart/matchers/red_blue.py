@@ -17,8 +17,7 @@ import numpy as np
 from ..backend import rng as _rng
 from ..jit import njit
 from .base import Matching
-from .local_max import order_keys, rating_ranks
-from .ratings import edge_ratings
+from .ratings import edge_ratings, order_keys, rating_ranks
 from .registry import register
 
 # p maximising eq. (2)'s first-round matched fraction: root of 1 - p = e^{-p/(1-p)} (2 - p).

@@ -16,10 +16,9 @@ descending, neighbour ascending) on its own, and the rounds compare (key, other 
 from __future__ import annotations
 
 import numpy as np
-from ..jit import njit
 
-from .local_max import _float_order_keys
-from .ratings import upper_edge_ratings
+from ..jit import njit
+from .ratings import _float_order_keys, upper_edge_ratings
 
 # rows up to this long are sorted by insertion, longer ones by radix (a merge sort between
 # was no faster on rmat's coarse levels)
