@@ -108,8 +108,8 @@ def check_karp_sipser_2d():
 
 
 def check_hash_collisions():
-    # 2-bit tie-break hashes make equal keys common, so the smallest-edge-id rule and its
-    # rejection messages run; the single-process matcher draws the same hashes
+    # 2-bit tie-break hashes make equal keys common, so the smallest-pair-id rule runs; the
+    # single-process matcher draws the same hashes
     from matchpart.backend.core import Backend
     from matchpart.matchers import local_max as single
     original = Backend.hash32
@@ -243,6 +243,45 @@ def check_empty_ranks():
             checks["empty ranks jet"] = bool(metrics.is_balanced(whole, full, 4, 0.03))
 
 
+def check_part_kway():
+    # ParMETIS's call shape: each rank passes its rows of an even split; the result is the
+    # distributed partition of the same DistGraph, the cut is the partition's, and bad input
+    # on one rank fails on every rank
+    from matchpart.distributed import part_kway
+    from matchpart.distributed.dgraph import DistGraph
+    for name in ("4elt.graph", "example_weighted.graph"):
+        path = os.path.join(shared, name)
+        if not os.path.exists(path):
+            continue
+        g = matchpart.load_graph(path)
+        vtxdist = np.arange(c.size + 1) * g.n // c.size
+        lo, hi = vtxdist[c.rank], vtxdist[c.rank + 1]
+        xadj = g.indptr[lo:hi + 1] - g.indptr[lo]
+        adjncy = g.indices[g.indptr[lo]:g.indptr[hi]]
+        adjwgt, vwgt = g.ewgt[g.indptr[lo]:g.indptr[hi]], g.vwgt[lo:hi]
+        cut, part = part_kway(vtxdist, xadj, adjncy, 8, vwgt=vwgt, adjwgt=adjwgt, ubvec=[1.05], comm=c,
+                              tpwgts=np.full(8, 1 / 8))
+        whole = np.concatenate(c.comm.allgather(part))
+        ref = partition(DistGraph(c, vtxdist, g.indptr[lo:hi + 1] - g.indptr[lo], adjncy, adjwgt, vwgt), 8,
+                        eps=0.05, comm=c)
+        if c.rank == 0:
+            checks[f"part_kway {name}"] = bool(np.array_equal(whole, ref.parts) and cut == ref.cut
+                                               and metrics.edge_cut(g, whole) == cut
+                                               and metrics.is_balanced(g, whole, 8, 0.05))
+        bad = {"xadj": xadj, "adjncy": adjncy}
+        if c.rank == c.size - 1:   # the last vertex drops its last neighbour, who still lists it
+            bad = {"xadj": np.concatenate([xadj[:-1], [xadj[-1] - 1]]), "adjncy": adjncy[:-1]}
+        for tag, kwargs, expect in (("asymmetric", bad, "symmetric"),
+                                    ("tpwgts", {"tpwgts": np.linspace(1, 2, 8) / np.linspace(1, 2, 8).sum()},
+                                     "tpwgts")):
+            args = {"vtxdist": vtxdist, "xadj": xadj, "adjncy": adjncy, "nparts": 8, **kwargs}
+            try:
+                part_kway(**args, comm=c)
+                checks[f"part_kway error {tag} {name}"] = False
+            except DistributedError as exc:
+                checks[f"part_kway error {tag} {name}"] = expect in str(exc) and exc.kind == "input"
+
+
 def check_errors():
     # a bad token on the last line: only the last rank sees it, every rank must raise it
     try:
@@ -287,7 +326,7 @@ c.comm.Barrier()
 seconds = {}
 ratios = {}
 for check in (check_matchings, check_karp_sipser_2d, check_hash_collisions, check_read_and_contract, check_two_hop,
-              check_local_fm, check_empty_ranks, check_errors) + (check_partitions,) * do_partition:
+              check_local_fm, check_empty_ranks, check_errors) + (check_partitions, check_part_kway) * do_partition:
     t0 = time.perf_counter()
     check(ratios) if check is check_partitions else check()
     seconds[check.__name__] = round(time.perf_counter() - t0, 2)

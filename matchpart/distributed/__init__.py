@@ -3,6 +3,7 @@
     mpiexec -n 4 matchpart partition graph.graph 8
     matchpart.distributed.partition(path_or_graph, k, comm=...)   # parts on rank 0
     matchpart.distributed.match(path_or_graph, seed=..., comm=...) # mate on rank 0
+    matchpart.distributed.part_kway(vtxdist, xadj, adjncy, k, comm=...)  # ParMETIS's shape
 """
 from importlib import import_module
 
@@ -13,6 +14,7 @@ _LAZY = {
     "read_metis": "matchpart.distributed.read",
     "match": "matchpart.distributed.api",
     "partition": "matchpart.distributed.api",
+    "part_kway": "matchpart.distributed.parmetis",
     "DistributedError": "matchpart.distributed.comm",
     "Comm": "matchpart.distributed.comm",
 }

@@ -41,9 +41,11 @@ COARSENING_MATCHERS = ("local_max",)   # karp_sipser ignores weights: no use for
 @dataclass
 class DistributedResult(PartitionResult):
     """PartitionResult of a distributed run (``parts`` only on rank 0, None elsewhere) plus
-    ``bytes_sent`` (this rank's bytes per phase), ``collectives`` (this rank's collective
-    operations per phase: each costs a network latency) and ``ranks``."""
+    ``local_parts`` (the blocks of this rank's own vertices), ``bytes_sent`` (this rank's
+    bytes per phase), ``collectives`` (this rank's collective operations per phase: each
+    costs a network latency) and ``ranks``."""
 
+    local_parts: np.ndarray = None
     bytes_sent: dict = field(default_factory=dict)
     collectives: dict = field(default_factory=dict)
     ranks: int = 1
@@ -200,7 +202,7 @@ def partition(source, k, *, eps=0.03, seed=0, rating="expansion_star2", preset="
     return DistributedResult(parts=full, mapping=None, cut=cut,
                              imbalance=float(bw.max()) / np.ceil(g.total_vwgt / k) - 1.0 if g.total_vwgt else 0.0,
                              block_weights=bw, feasible=feasible, levels=levels, timings=timings, k=k, eps=eps,
-                             max_block_weight=lmax, bytes_sent=dict(c.sent),
+                             max_block_weight=lmax, local_parts=parts, bytes_sent=dict(c.sent),
                              collectives=dict(c.calls), ranks=c.size)
 
 

@@ -8,7 +8,7 @@ import numpy as np
 from ..jit import njit
 
 from .. import csrcheck
-from ..errors import GraphFormatError
+from ..errors import GraphError, GraphFormatError
 from ..io import metis
 from ..io.source import COMPRESSED_SUFFIXES, plain_suffix
 from ..io.text import token_error
@@ -212,11 +212,12 @@ def _check_rows(first, indptr, cols, ewgt, vline, in_order, has_ewgt, path):
 
 def _check_symmetry(c, vtxdist, indptr, cols, ewgt, vline, path, has_ewgt):
     """Every entry (u, v, w) must have its mirror (v, u, w): each entry is sent to v's owner,
-    which looks it up in its row v (O(entries) messages, once per read)."""
+    which looks it up in its row v (O(entries) messages, once per read). ``vline``: the
+    file line of each own vertex, or None for arrays (part_kway's input)."""
     first = int(vtxdist[c.rank])
     rows = np.repeat(np.arange(indptr.shape[0] - 1, dtype=np.int64), np.diff(indptr)) + first
     dest = np.searchsorted(vtxdist, cols, side="right") - 1
-    line_of = vline[rows - first]
+    line_of = vline[rows - first] if vline is not None else np.zeros(rows.shape[0], dtype=np.int64)
     _, v, u, w, line = c.exchange_packed(dest, cols, rows, ewgt, line_of)
     with c.collectively():
         pos = _find_entries(indptr, cols, first, v, u)
@@ -224,17 +225,26 @@ def _check_symmetry(c, vtxdist, indptr, cols, ewgt, vline, path, has_ewgt):
         if bad.shape[0]:
             i = bad[np.argmin(line[bad])]
             a, b = int(u[i]) + 1, int(v[i]) + 1
-            raise GraphFormatError(f"vertex {b} does not list neighbour {a}, but vertex {a} (line {line[i]}) "
-                                   f"lists {b}: the adjacency must be symmetric (symmetrize=True adds the "
-                                   "missing entries)", path, int(vline[v[i] - first]), kind="asymmetric")
+            at = f" (line {line[i]})" if vline is not None else ""
+            raise _graph_error(f"vertex {b} does not list neighbour {a}, but vertex {a}{at} lists {b}: the "
+                               "adjacency must be symmetric (symmetrize=True adds the missing entries)", path,
+                               None if vline is None else int(vline[v[i] - first]), "asymmetric", b - 1, a - 1)
         if has_ewgt:
             bad = np.flatnonzero(ewgt[pos] != w)
             if bad.shape[0]:
                 i = bad[0]
                 a, b = int(u[i]) + 1, int(v[i]) + 1
-                raise GraphFormatError(f"edge ({a}, {b}) has weight {w[i]} but edge ({b}, {a}) (line "
-                                       f"{vline[v[i] - first]}) has weight {ewgt[pos[i]]}: the two directions "
-                                       "have different weights", path, int(line[i]), kind="weight_mismatch")
+                at = f" (line {vline[v[i] - first]})" if vline is not None else ""
+                raise _graph_error(f"edge ({a}, {b}) has weight {w[i]} but edge ({b}, {a}){at} has weight "
+                                   f"{ewgt[pos[i]]}: the two directions have different weights", path,
+                                   None if vline is None else int(line[i]), "weight_mismatch", a - 1, b - 1)
+
+
+def _graph_error(message, path, line, kind, vertex, neighbor):
+    """A GraphFormatError naming the file and line; for arrays (no path) a GraphError."""
+    if path is None:
+        return GraphError(message, vertex, neighbor, kind=kind)
+    return GraphFormatError(message, path, line, kind=kind, vertex=vertex, neighbor=neighbor)
 
 
 @njit(cache=True)
