@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -106,6 +107,36 @@ def test_cli_runs_distributed_and_fails_cleanly(tmp_path):
     # a usage error is reported once too
     proc = _launch(2, cli + [str(bad), "0"], timeout=120)
     assert proc.returncode != 0 and proc.stderr.count("error:") == 1, proc.stderr
+
+
+_KILLED_RANK = """
+import os, signal, sys, threading, time
+import matchpart.distributed as mpd
+from mpi4py import MPI
+c = MPI.COMM_WORLD
+mpd.partition("delaunay:20000", 8)          # warm: compiled, every rank inside the pipeline
+c.Barrier()
+def kill():   # SIGKILL: no Python handler, no MPI_Abort: the launcher must notice
+    with open(sys.argv[1], "w") as f:
+        f.write(repr(time.time()))
+    os.kill(os.getpid(), signal.SIGKILL)
+if c.Get_rank() == 1:
+    threading.Timer(0.3, kill).start()
+for _ in range(1000):
+    mpd.partition("delaunay:20000", 8)
+print("finished", flush=True)
+"""
+
+
+def test_a_rank_killed_mid_run_ends_the_others_with_an_error(tmp_path):
+    _skip_without_mpi()
+    script = tmp_path / "killed.py"
+    script.write_text(_KILLED_RANK)
+    stamp = tmp_path / "killed_at"
+    proc = _launch(3, [sys.executable, str(script), str(stamp)], timeout=240)
+    ended = time.time()
+    assert proc.returncode != 0 and "finished" not in proc.stdout
+    assert ended - float(stamp.read_text()) < 10, proc.stderr[-2000:]   # seconds, never a hang
 
 
 def test_importing_matchpart_does_not_import_mpi4py():
