@@ -8,9 +8,10 @@ Public API::
     matchpart.matchers                   # registry: available(), describe(), register()
     matchpart.compare(graph, k)          # matchers compared by downstream cut
     matchpart.compat                     # pymetis / nxmetis call shapes (part_graph, nx_partition,
-                                         # nested_dissection)
+                                         # nested_dissection, part_mesh)
     matchpart.vertex_separator(graph)    # a vertex separator (labels 0 / 1 / 2)
     matchpart.order(graph)               # nested-dissection ordering: (perm, iperm)
+    matchpart.part_mesh(elements, k)     # a mesh's elements and nodes (dual or nodal graph)
 """
 from importlib import import_module
 
@@ -36,6 +37,10 @@ _LAZY = {
     "compare": "matchpart.compare",
     "order": "matchpart.order",
     "vertex_separator": "matchpart.order.separator",
+    "part_mesh": "matchpart.mesh",
+    "dual_graph": "matchpart.mesh",
+    "nodal_graph": "matchpart.mesh",
+    "read_mesh": "matchpart.io.metis_mesh",
     "MatchpartError": "matchpart.errors",
     "GraphError": "matchpart.errors",
 }

@@ -11,7 +11,7 @@ import sys
 import time
 import warnings
 
-from . import __version__, cli_compare, cli_order
+from . import __version__, cli_compare, cli_mesh, cli_order
 from .cli_common import (PROG, _check_output, _check_partitionable, _eps, _fractions, _load, _notes,
                          _positive_int, _seed, threads_arg)
 from .errors import MatchpartError
@@ -126,6 +126,7 @@ def build_parser():
 
     cli_compare.add_parser(add)
     cli_order.add_parsers(add)
+    cli_mesh.add_parser(add)
     return p
 
 
@@ -335,7 +336,7 @@ def _print_report(r, out, verbose):
 
 COMMANDS = {"info": cmd_info, "generate": cmd_generate, "match": cmd_match, "matchers": cmd_matchers,
             "partition": cmd_partition, "compare": cli_compare.cmd_compare, "order": cli_order.cmd_order,
-            "separator": cli_order.cmd_separator}
+            "separator": cli_order.cmd_separator, "partition-mesh": cli_mesh.cmd_partition_mesh}
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):

@@ -84,6 +84,42 @@ def part_graph(nparts, adjacency=None, xadj=None, adjncy=None, vweights=None, ew
     return GraphPartition(res.cut, parts)
 
 
+class MeshPartition(NamedTuple):
+    """pymetis's mesh result: (edge_cuts, element_part, vertex_part)."""
+    edge_cuts: int
+    element_part: Any
+    vertex_part: Any
+
+
+def part_mesh(n_parts, connectivity, options=None, tpwgts=None, gtype=None, ncommon=1, *, preset="default"):
+    """Partition a mesh as pymetis.part_mesh does: ``connectivity`` lists each element's node
+    ids (0-based); ``gtype`` "dual" or "nodal", or pymetis.GType.DUAL / NODAL (METIS's 0 / 1;
+    None: nodal, as pymetis); ``ncommon``: nodes two elements share to be adjacent in the dual graph;
+    ``tpwgts`` and ``options`` as in ``part_graph``. Returns
+    ``MeshPartition(edge_cuts, element_part, vertex_part)`` (lists, as pymetis)."""
+    from .mesh import element_arrays, part_mesh as _part_mesh
+    opts = _metis_options(options)
+    kind = _gtype(gtype)
+    eptr, eind, nn = element_arrays(connectivity)
+    if n_parts == 1 or eptr.shape[0] == 1:
+        return MeshPartition(0, [0] * (eptr.shape[0] - 1), [0] * nn)
+    kwargs = {"seed": opts.get("seed", 0), "eps": opts.get("ufactor", 30) / 1000.0, "preset": preset}
+    if tpwgts is not None and len(tpwgts):
+        kwargs["target_weights"] = list(tpwgts)
+    r = _part_mesh(eind, n_parts, eptr=eptr, n_nodes=nn, gtype=kind, ncommon=ncommon, **kwargs)
+    return MeshPartition(r.edge_cut, r.element_parts.tolist(), r.node_parts.tolist())
+
+
+def _gtype(gtype):
+    if gtype is None:
+        return "nodal"
+    if isinstance(gtype, (int, np.integer)) and not isinstance(gtype, bool) and int(gtype) in (0, 1):
+        return ("dual", "nodal")[int(gtype)]        # METIS_GTYPE_DUAL = 0, METIS_GTYPE_NODAL = 1
+    if isinstance(gtype, str) and gtype.lower() in ("dual", "nodal"):
+        return gtype.lower()
+    raise ValueError(f"gtype must be 'dual', 'nodal' or pymetis.GType.DUAL / NODAL, got {gtype!r}")
+
+
 def nx_partition(G, nparts, node_weight="weight", node_size="size", edge_weight="weight", tpwgts=None,
                  ubvec=None, options=None, recursive=False, *, device="auto", preset="default"):
     """Partition a networkx graph as nxmetis.partition does; returns ``(objval, parts)`` with
