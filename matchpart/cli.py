@@ -116,6 +116,8 @@ def build_parser():
                    help="speed/quality trade-off (default: default)")
     s.add_argument("--coarsening", default=None, choices=("matching", "cluster"),
                    help="coarsen by matching or by clustering (default: matching)")
+    s.add_argument("--contig", action="store_true",
+                   help="connected blocks (gpmetis -contig; on a disconnected graph: within each component)")
     s.add_argument("-o", "--output", metavar="PARTFILE",
                    help="where to write the block of each vertex, one per line (default: GRAPH.part.K as "
                         "gpmetis; for a spec, SPEC.part.K here with ':' as '_'; '-': stdout, report on stderr)")
@@ -266,7 +268,8 @@ def cmd_partition(args, out):
     _check_partitionable(g, args)
     if args.verbose:
         print(f"{PROG}: partitioning {g.n} vertices, {g.m} edges into {args.k} blocks", file=sys.stderr)
-    kwargs = dict(eps=args.eps, seed=args.seed, device=args.device, preset=args.preset, threads=args.threads)
+    kwargs = dict(eps=args.eps, seed=args.seed, device=args.device, preset=args.preset, threads=args.threads,
+                  contiguous=args.contig)
     for name in ("matcher", "rating", "coarsening", "target_weights"):
         value = getattr(args, name)
         if value is not None:

@@ -57,21 +57,19 @@ def part_graph(nparts, adjacency=None, xadj=None, adjncy=None, vweights=None, ew
     ``options``: a pymetis.Options or a dict of METIS options; supported: ``seed``,
     ``ufactor`` (imbalance eps = ufactor / 1000; METIS's default 30 is matchpart's 0.03),
     ``ctype`` (0 random matching, 1 heavy edge), ``numbering`` 0, ``objtype`` 0 (edge cut),
-    ``ptype`` 1 (k-way), ``contig`` 0, ``dbglvl`` 0. ``recursive=True`` (recursive
-    bisection) and ``contiguous=True`` are not supported and say so.
+    ``ptype`` 1 (k-way), ``contig`` 0 or 1, ``dbglvl`` 0. ``contiguous=True`` (or contig 1):
+    connected blocks (see matchpart.partition). ``recursive=True`` (recursive bisection) is
+    not supported and says so.
     """
     from .pipeline import partition
     if recursive:
         raise UnsupportedOptionError("recursive=True: matchpart partitions k-way (multilevel, with recursive "
                                      "bisection only on the coarsest graph); pass recursive=None or False",
                                      "recursive")
-    if contiguous:
-        raise UnsupportedOptionError("contiguous=True: matchpart does not force blocks to be connected "
-                                     "(metrics.pieces_per_block reports how many pieces each has)", "contiguous")
     opts = _metis_options(options)
     graph = _graph_from_pymetis_input(adjacency, xadj, adjncy, vweights, eweights)
     kwargs = {"seed": opts.get("seed", 0), "eps": opts.get("ufactor", 30) / 1000.0, "device": device,
-              "preset": preset}
+              "preset": preset, "contiguous": bool(contiguous) or bool(opts.get("contig", 0))}
     if "ctype" in opts or matcher is not None:
         kwargs["matcher"] = matcher or CTYPE_MATCHERS[opts["ctype"]]
     if tpwgts is not None:
@@ -260,12 +258,12 @@ def _on_cuda(x):
 # ---- options ---------------------------------------------------------------------------------
 # option -> the values matchpart can honour (None: any value)
 _SUPPORTED = {"seed": None, "ufactor": None, "ctype": tuple(CTYPE_MATCHERS), "numbering": (0,),
-              "objtype": (0,), "ptype": (1,), "contig": (0,), "dbglvl": (0,)}
+              "objtype": (0,), "ptype": (1,), "contig": (0, 1), "dbglvl": (0,)}
 _WHY = {"objtype": "only the edge cut (objtype 0) is minimised, not the communication volume",
         "ptype": "matchpart partitions k-way (ptype 1), not by recursive bisection",
         "ctype": "ctype 0 (random matching) and 1 (heavy edge) map to matchpart matchers; pass matcher=... "
                  "for others",
-        "contig": "blocks are not forced to be connected",
+        "contig": "contig is 0 or 1",
         "dbglvl": "matchpart has no METIS debug output",
         "numbering": "pass 0-based vertex ids (as pymetis requires)"}
 

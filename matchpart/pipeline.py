@@ -125,9 +125,12 @@ def _local_stall(preset, graph=None, finest_n=0):
     return 0
 
 
-def _uncoarsen(levels, parts, k, lmax, preset, seed, say=None):
+def _uncoarsen(levels, parts, k, lmax, preset, seed, say=None, contiguous=False):
     """Refine the coarsest level's partition ``parts``, then project it level by level to the
     finest, refining the levels that pipeline.refined_levels picks; returns (parts, cut or None).
+    ``contiguous``: after each refined level's refiners, make its blocks connected
+    (refine.contiguity): a block split on a coarse level is mended where moving a piece is
+    cheap, and the finer levels' refiners then repair its balance and cut.
 
     A projection keeps the cut (contraction sums the weights of the edges it merges) and
     maps boundary flags along with the blocks (a fine vertex on the boundary belongs to a
@@ -148,6 +151,9 @@ def _uncoarsen(levels, parts, k, lmax, preset, seed, say=None):
             g = levels[i].graph
             parts, cut, boundary = _refine_level(g, parts, k, lmax, preset, seed + i, boundary,
                                                  _local_stall(preset, g, finest_n))
+            if contiguous:
+                parts = g.backend.to_device(_connected_blocks(g, parts, k, lmax, seed + i, None))
+                cut = boundary = None
     return parts, cut
 
 
@@ -223,7 +229,7 @@ def _balanced(graph, parts, k, lmax):
 
 
 def _vcycle(graph, k, eps, lmax, *, matcher, rating, seed, preset, coarsening, timings, target_weights=None,
-            progress=None):
+            progress=None, contiguous=False):
     """One multilevel run; returns (parts on the graph's backend, level summaries, cut or None:
     see _refine_level)."""
     from .initial import initial_partition
@@ -243,7 +249,7 @@ def _vcycle(graph, k, eps, lmax, *, matcher, rating, seed, preset, coarsening, t
                               pairwise_rounds=preset.initial_pairwise_rounds, target_weights=target_weights)
     parts = be.to_device(np.asarray(parts, dtype=np.int64))
     t2 = time.perf_counter()
-    parts, cut = _uncoarsen(levels, parts, k, lmax, preset, seed, say)
+    parts, cut = _uncoarsen(levels, parts, k, lmax, preset, seed, say, contiguous)
     be.synchronize()
     t3 = time.perf_counter()
     timings["coarsening"] += t1 - t0
@@ -252,7 +258,8 @@ def _vcycle(graph, k, eps, lmax, *, matcher, rating, seed, preset, coarsening, t
     return parts, level_summaries(levels), cut
 
 
-def _iterated_vcycle(graph, parts, k, lmax, *, matcher, rating, seed, preset, coarsening, timings):
+def _iterated_vcycle(graph, parts, k, lmax, *, matcher, rating, seed, preset, coarsening, timings,
+                     contiguous=False):
     """Re-coarsen inside the blocks of ``parts``, then refine its exact projection back up.
 
     Contracting only within blocks lets the refiners see the partition on coarse graphs,
@@ -266,7 +273,7 @@ def _iterated_vcycle(graph, parts, k, lmax, *, matcher, rating, seed, preset, co
                      clusterer=clusterer, parts=parts)
     be.synchronize()
     t1 = time.perf_counter()
-    p, cut = _uncoarsen(levels, levels[-1].parts, k, lmax, preset, seed)
+    p, cut = _uncoarsen(levels, levels[-1].parts, k, lmax, preset, seed, contiguous=contiguous)
     be.synchronize()
     timings["coarsening"] += t1 - t0
     timings["refinement"] += time.perf_counter() - t1
@@ -275,7 +282,7 @@ def _iterated_vcycle(graph, parts, k, lmax, *, matcher, rating, seed, preset, co
 
 def partition(graph, k, *, matcher="local_max", rating="expansion_star2", eps=0.03, seed=0,
               device="auto", preset="default", coarsening="matching", edge_weight="weight",
-              node_weight=None, target_weights=None, progress=None, threads=None):
+              node_weight=None, target_weights=None, progress=None, threads=None, contiguous=False):
     """Partition ``graph`` into ``k`` blocks of weight <= (1 + eps) * ceil(W / k), minimising the edge cut.
 
     graph: a matchpart Graph, SciPy sparse matrix, networkx graph, file path or generator
@@ -287,7 +294,9 @@ def partition(graph, k, *, matcher="local_max", rating="expansion_star2", eps=0.
     (1 + eps) * ceil(t_i * W). progress: called with a short text at each step (coarsening,
     initial partitioning, each refined level), e.g. to show progress on long runs.
     threads: CPU threads for the parallel kernels (default None: every core); the partition
-    does not depend on it. Same inputs and seed give the same partition. Returns a PartitionResult; when no
+    does not depend on it. contiguous: every block connected (METIS's -contig) on a connected
+    graph; on a disconnected one, every block's part of each component is connected
+    (refine.contiguity). Same inputs and seed give the same partition. Returns a PartitionResult; when no
     balanced partition exists (e.g. a vertex heavier than the bound) or none was found,
     ``feasible`` is False and a warning says why.
     """
@@ -295,13 +304,14 @@ def partition(graph, k, *, matcher="local_max", rating="expansion_star2", eps=0.
     with limit(threads) as count:
         result = _partition(graph, k, matcher=matcher, rating=rating, eps=eps, seed=seed, device=device,
                             preset=preset, coarsening=coarsening, edge_weight=edge_weight,
-                            node_weight=node_weight, target_weights=target_weights, progress=progress)
+                            node_weight=node_weight, target_weights=target_weights, progress=progress,
+                            contiguous=contiguous)
     result.threads = count
     return result
 
 
 def _partition(graph, k, *, matcher, rating, eps, seed, device, preset, coarsening, edge_weight, node_weight,
-               target_weights, progress):
+               target_weights, progress, contiguous):
     t_start = time.perf_counter()
     g0 = as_graph(graph, edge_weight=edge_weight, node_weight=node_weight)
     k, eps = _check_k_eps(k, eps, g0.n)
@@ -332,7 +342,7 @@ def _partition(graph, k, *, matcher, rating, eps, seed, device, preset, coarseni
             cycle_seed = int(seed) + 7919 * cycle
             p, lv, run_cut = _vcycle(g, k, eps, lmax, matcher=matcher, rating=rating, seed=cycle_seed,
                                      preset=pre, coarsening=coarsening, timings=timings,
-                                     target_weights=target_weights, progress=progress)
+                                     target_weights=target_weights, progress=progress, contiguous=contiguous)
             if run_cut is None and compare:
                 run_cut = metrics.edge_cut(g, p)
             score = (not _balanced(g, p, k, lmax), run_cut)
@@ -342,7 +352,7 @@ def _partition(graph, k, *, matcher, rating, eps, seed, device, preset, coarseni
         for v in range(pre.vcycles):
             v_seed = int(seed) + 104729 * (v + 1)
             p, run_cut = _iterated_vcycle(g, parts, k, lmax, matcher=matcher, rating=rating, seed=v_seed,
-                                          preset=pre, coarsening=coarsening, timings=timings)
+                                          preset=pre, coarsening=coarsening, timings=timings, contiguous=contiguous)
             score = (not _balanced(g, p, k, lmax), metrics.edge_cut(g, p) if run_cut is None else run_cut)
             if score < best[0]:
                 best = (score, p, levels)
@@ -353,6 +363,9 @@ def _partition(graph, k, *, matcher, rating, eps, seed, device, preset, coarseni
             if p is not None and _balanced(g, p, k, lmax):
                 parts = p
                 cut = None
+    if contiguous and k > 1 and g.n:
+        parts = be.to_device(_connected_blocks(g, parts, k, bounds, seed, progress))
+        cut = None
     host_parts = be.to_host(parts).astype(np.int64)
     bw = be.to_host(metrics.block_weights(g, parts, k))
     feasible = bool((bw <= bounds).all())
@@ -373,3 +386,13 @@ def _partition(graph, k, *, matcher, rating, eps, seed, device, preset, coarseni
                            max_block_weight=lmax,
                            target_weights=None if target_weights is None else
                            metrics.check_target_weights(target_weights, k))
+
+
+def _connected_blocks(g, parts, k, bounds, seed, progress):
+    """refine.contiguity on the host (one pass after the multilevel run, O(m) per round)."""
+    from .refine.contiguity import connect_blocks
+    if progress is not None:
+        progress("connecting blocks")
+    h = g.backend.to_host
+    bounds = np.broadcast_to(np.asarray(h(bounds) if hasattr(bounds, "shape") else bounds, dtype=np.float64), (k,))
+    return connect_blocks(h(g.indptr), h(g.indices), h(g.ewgt), h(g.vwgt), h(parts), k, bounds, seed=seed)

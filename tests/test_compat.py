@@ -102,9 +102,11 @@ def test_options_are_honoured_or_refused(partition_options):
         with pytest.raises(UnsupportedOptionError) as info:
             compat.part_graph(2, adjacency=ADJ, options=options)
         assert info.value.kind == "unsupported" and info.value.option == next(iter(options))
-    for flag in ("recursive", "contiguous"):
-        with pytest.raises(UnsupportedOptionError, match=flag):
-            compat.part_graph(2, adjacency=ADJ, **{flag: True})
+    with pytest.raises(UnsupportedOptionError, match="recursive"):
+        compat.part_graph(2, adjacency=ADJ, recursive=True)
+    for kwargs in ({"contiguous": True}, {"options": {"contig": 1}}):
+        compat.part_graph(2, adjacency=ADJ, **kwargs)
+        assert partition_options[-1]["contiguous"] is True
     with pytest.raises(TypeError):
         compat.part_graph(2, adjacency=ADJ, xadj=csr(ADJ)[0])  # as pymetis: one input only
 

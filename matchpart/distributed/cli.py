@@ -26,6 +26,8 @@ def cmd_partition(args, out, check_output=None):
                                        "pipeline runs on the CPU)")
             if getattr(args, "coarsening", None) not in (None, "matching"):
                 raise DistributedError("only matching coarsening runs distributed")
+            if getattr(args, "contig", False):
+                raise DistributedError("--contig is not supported under mpiexec yet (run on one process)")
             if args.symmetrize or args.drop_self_loops:  # repairs: read on rank 0, then scattered
                 source = _load_repaired(args) if c.rank == 0 else None
         if args.verbose and c.rank == 0:
