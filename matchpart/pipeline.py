@@ -152,7 +152,7 @@ def _uncoarsen(levels, parts, k, lmax, preset, seed, say=None, contiguous=False)
             parts, cut, boundary = _refine_level(g, parts, k, lmax, preset, seed + i, boundary,
                                                  _local_stall(preset, g, finest_n))
             if contiguous:
-                parts = g.backend.to_device(_connected_blocks(g, parts, k, lmax, seed + i, None))
+                parts = g.backend.to_device(_connected_blocks(g, parts, k, lmax, seed + i, None, final=False))
                 cut = boundary = None
     return parts, cut
 
@@ -388,11 +388,12 @@ def _partition(graph, k, *, matcher, rating, eps, seed, device, preset, coarseni
                            metrics.check_target_weights(target_weights, k))
 
 
-def _connected_blocks(g, parts, k, bounds, seed, progress):
+def _connected_blocks(g, parts, k, bounds, seed, progress, final=True):
     """refine.contiguity on the host (one pass after the multilevel run, O(m) per round)."""
     from .refine.contiguity import connect_blocks
     if progress is not None:
         progress("connecting blocks")
     h = g.backend.to_host
     bounds = np.broadcast_to(np.asarray(h(bounds) if hasattr(bounds, "shape") else bounds, dtype=np.float64), (k,))
-    return connect_blocks(h(g.indptr), h(g.indices), h(g.ewgt), h(g.vwgt), h(parts), k, bounds, seed=seed)
+    return connect_blocks(h(g.indptr), h(g.indices), h(g.ewgt), h(g.vwgt), h(parts), k, bounds, seed=seed,
+                          final=final)
