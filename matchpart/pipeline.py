@@ -152,7 +152,7 @@ def _uncoarsen(levels, parts, k, lmax, preset, seed, say=None, contiguous=False)
             parts, cut, boundary = _refine_level(g, parts, k, lmax, preset, seed + i, boundary,
                                                  _local_stall(preset, g, finest_n))
             if contiguous:
-                parts = g.backend.to_device(_connected_blocks(g, parts, k, lmax, seed + i, None, final=False))
+                parts = g.backend.to_device(_connected_blocks(g, parts, k, lmax, seed + i, None, final=i == 0))
                 cut = boundary = None
     return parts, cut
 
