@@ -83,6 +83,8 @@ def _labels_xp(graph, cap, seed, rounds):
         evaluated = pending & ((be.hash32(seed, ACTIVE_STREAM + r, vid) & 1) == 1)
         pending = pending & ~evaluated
         sel = xp.flatnonzero(evaluated[rows])
+        if sel.shape[0] == 0:
+            continue
         # connection weight of each active vertex to each neighbouring cluster: entries
         # sorted by (row, label), stably, so each sum runs in CSR order
         key = rows[sel] * n + labels[cols[sel]]
