@@ -13,7 +13,7 @@ import warnings
 
 from . import __version__, cli_compare, cli_mesh, cli_order
 from .cli_common import (PROG, _check_output, _check_partitionable, _eps, _fractions, _load, _notes,
-                         _positive_int, _seed, threads_arg)
+                         _positive_int, _seed, cluster_fallback_arg, threads_arg)
 from .errors import MatchpartError
 
 
@@ -118,6 +118,7 @@ def build_parser():
                    help="coarsen by matching or by clustering (default: matching)")
     s.add_argument("--contig", action="store_true",
                    help="connected blocks (gpmetis -contig; on a disconnected graph: within each component)")
+    cluster_fallback_arg(s)
     s.add_argument("-o", "--output", metavar="PARTFILE",
                    help="where to write the block of each vertex, one per line (default: GRAPH.part.K as "
                         "gpmetis; for a spec, SPEC.part.K here with ':' as '_'; '-': stdout, report on stderr)")
@@ -269,7 +270,7 @@ def cmd_partition(args, out):
     if args.verbose:
         print(f"{PROG}: partitioning {g.n} vertices, {g.m} edges into {args.k} blocks", file=sys.stderr)
     kwargs = dict(eps=args.eps, seed=args.seed, device=args.device, preset=args.preset, threads=args.threads,
-                  contiguous=args.contig)
+                  contiguous=args.contig, cluster_fallback=args.cluster_fallback)
     for name in ("matcher", "rating", "coarsening", "target_weights"):
         value = getattr(args, name)
         if value is not None:
@@ -329,10 +330,11 @@ def _print_report(r, out, verbose):
     if verbose:
         out(f"block weights: {' '.join(map(str, r['block_weights']))} (bound {r['max_block_weight']})")
         out("levels:")
-        out(f"  {'level':>5} {'n':>10} {'m':>10} {'rounds':>6} {'matched':>8} {'time':>8}")
+        out(f"  {'level':>5} {'n':>10} {'m':>10} {'rounds':>6} {'matched':>8} {'time':>8}  by")
         for i, lv in enumerate(r["levels"]):
+            by = "" if i == len(r["levels"]) - 1 else "clustering" if lv.get("clustered") else "matching"
             out(f"  {i:>5} {lv.get('n', ''):>10} {lv.get('m', ''):>10} {lv.get('rounds', ''):>6} "
-                f"{lv.get('matched_fraction', 0):>8.3f} {lv.get('time', 0):>8.4f}")
+                f"{lv.get('matched_fraction', 0):>8.3f} {lv.get('time', 0):>8.4f}  {by}".rstrip())
     if r["output"] is not None:
         out(f"wrote {r['output']}")
 

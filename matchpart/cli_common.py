@@ -57,6 +57,13 @@ _seed_count = _int_in(1, 10**6)
 _threads = _int_in(1, 4096)
 
 
+def cluster_fallback_arg(sp):
+    """--no-cluster-fallback for the commands that coarsen by matching."""
+    sp.add_argument("--no-cluster-fallback", dest="cluster_fallback", action="store_false",
+                    help="keep the matcher on every level (default: a matching level that removes few edges, "
+                         "as on power-law graphs, is redone by clustering, and so are the levels after it)")
+
+
 def threads_arg(sp):
     """--threads N for the commands that run kernels."""
     sp.add_argument("--threads", "-t", type=_threads, default=None, metavar="N",

@@ -6,7 +6,7 @@ import math
 import os
 import sys
 
-from .cli_common import PROG, _check_output, _eps, _positive_int, _seed_count, threads_arg
+from .cli_common import PROG, _check_output, _eps, _positive_int, _seed_count, cluster_fallback_arg, threads_arg
 from .errors import MatchpartError
 
 HELP = "compare matchers by the cut of the partitions they lead to, over one or more graphs"
@@ -43,6 +43,7 @@ def add_parser(add):
     s.add_argument("--plot", metavar="FILE",
                    help="draw the performance profile and cut vs time to FILE (needs matplotlib)")
     s.add_argument("-q", "--quiet", action="store_true", help="no progress display on stderr")
+    cluster_fallback_arg(s)
     threads_arg(s)
     return s
 
@@ -74,7 +75,7 @@ def cmd_compare(args, out):
     with Progress("compare", enabled=None if not args.quiet else False) as progress:
         rows = cmp.compare(dict(zip(_labels(items), graphs)), args.k, names, repeats=args.repeats, eps=args.eps, device=args.device,
                            preset=args.preset, rating=args.rating, progress=progress.update,
-                           threads=args.threads)
+                           threads=args.threads, cluster_fallback=args.cluster_fallback)
     profile = cmp.profile_rows(rows)
     if args.json:
         out(json.dumps({"k": args.k, "rows": rows, "profile": _finite(profile)}, indent=1))

@@ -19,7 +19,7 @@ DEFAULT_SEEDS = (0, 1, 2)  # three seeds: enough for a median, cheap enough for 
 
 
 def compare(graph, k, matchers=None, *, seeds=DEFAULT_SEEDS, repeats=None, eps=0.03, device="auto",
-            preset="default", rating="expansion_star2", progress=None, threads=None):
+            preset="default", rating="expansion_star2", progress=None, threads=None, cluster_fallback=True):
     """Partition each graph into ``k`` blocks once per (matcher, seed); one row per (graph, matcher).
 
     ``graph``: one graph (anything ``matchpart.partition`` takes), a list of them, a
@@ -34,7 +34,11 @@ def compare(graph, k, matchers=None, *, seeds=DEFAULT_SEEDS, repeats=None, eps=0
     ``median_comm_volume`` (total communication volume). Rows keep the graphs' order; within
     a graph they are sorted by median cut (all-feasible matchers first). ``progress``, if
     given, is called with a line per finished run. ``threads``: CPU threads per run (default
-    None: every core); no cut depends on it.
+    None: every core); no cut depends on it. ``cluster_fallback``: as in ``partition``; the
+    default lets clustering redo a matching level that removes few edges and every level
+    after it (power-law graphs), where the matchers then differ only on the levels before;
+    False keeps each matcher on every level. ``clustered_levels`` (mean per run) says how
+    many levels clustering made.
     """
     from .matchers import available
     from .matchers.registry import resolve
@@ -56,7 +60,7 @@ def compare(graph, k, matchers=None, *, seeds=DEFAULT_SEEDS, repeats=None, eps=0
             runs = []
             for s in seeds:
                 runs.append(_run(g, k, m, s, eps=eps, device=device, preset=preset, rating=rating,
-                                 threads=threads))
+                                 threads=threads, cluster_fallback=cluster_fallback))
                 done += 1
                 if progress is not None:
                     progress(f"[{done}/{total}] {label} {_name(m)} seed {s}: cut {runs[-1]['cut']}, "
@@ -80,6 +84,7 @@ def _run(g, k, matcher, seed, **options):
             "levels": len(res.levels),
             "matched_fraction": _mean([lv["matched_fraction"] for lv in steps]),
             "rounds": _mean([lv["rounds"] for lv in steps]),
+            "clustered_levels": sum(bool(lv.get("clustered")) for lv in steps),
             "comm_volume": metrics.summary(g, res.parts, k, options["eps"])["total_comm_volume"]}
 
 
@@ -94,6 +99,7 @@ def _row(label, g, k, matcher, runs):
         "median_levels": statistics.median(r["levels"] for r in runs),
         "matched_fraction": _mean([r["matched_fraction"] for r in runs]),
         "rounds": _mean([r["rounds"] for r in runs]),
+        "clustered_levels": _mean([r["clustered_levels"] for r in runs]),
         "median_comm_volume": statistics.median(r["comm_volume"] for r in runs),
     }
 

@@ -48,7 +48,8 @@ class PartitionResult:
 
     parts: block per vertex (numpy int64); mapping: {node: block} for networkx input, else
     None; cut, imbalance, block_weights (numpy); feasible: every block <= Lmax; levels: one
-    dict per hierarchy level (n, m, rounds, matched_fraction, two_hop_fraction, time);
+    dict per hierarchy level (n, m, rounds, matched_fraction, two_hop_fraction, time,
+    clustered);
     timings: seconds for coarsening, initial, refinement, total; max_block_weight: the bound
     (k bounds with target_weights, the fractions given); threads: CPU threads it ran with.
     """
@@ -229,7 +230,7 @@ def _balanced(graph, parts, k, lmax):
 
 
 def _vcycle(graph, k, eps, lmax, *, matcher, rating, seed, preset, coarsening, timings, target_weights=None,
-            progress=None, contiguous=False):
+            progress=None, contiguous=False, cluster_fallback=True):
     """One multilevel run; returns (parts on the graph's backend, level summaries, cut or None:
     see _refine_level)."""
     from .initial import initial_partition
@@ -239,7 +240,7 @@ def _vcycle(graph, k, eps, lmax, *, matcher, rating, seed, preset, coarsening, t
     say(f"coarsening {graph.n} vertices")
     t0 = time.perf_counter()
     levels = coarsen(graph, matcher=matcher, rating=rating, seed=seed,
-                     coarsen_to=preset.coarsen_to(k), clusterer=clusterer)
+                     coarsen_to=preset.coarsen_to(k), clusterer=clusterer, cluster_fallback=cluster_fallback)
     be.synchronize()
     t1 = time.perf_counter()
     coarsest = levels[-1].graph
@@ -259,7 +260,7 @@ def _vcycle(graph, k, eps, lmax, *, matcher, rating, seed, preset, coarsening, t
 
 
 def _iterated_vcycle(graph, parts, k, lmax, *, matcher, rating, seed, preset, coarsening, timings,
-                     contiguous=False):
+                     contiguous=False, cluster_fallback=True):
     """Re-coarsen inside the blocks of ``parts``, then refine its exact projection back up.
 
     Contracting only within blocks lets the refiners see the partition on coarse graphs,
@@ -270,7 +271,7 @@ def _iterated_vcycle(graph, parts, k, lmax, *, matcher, rating, seed, preset, co
     clusterer = cluster_mapping if coarsening == "cluster" else None
     t0 = time.perf_counter()
     levels = coarsen(graph, matcher=matcher, rating=rating, seed=seed, coarsen_to=preset.coarsen_to(k),
-                     clusterer=clusterer, parts=parts)
+                     clusterer=clusterer, parts=parts, cluster_fallback=cluster_fallback)
     be.synchronize()
     t1 = time.perf_counter()
     p, cut = _uncoarsen(levels, levels[-1].parts, k, lmax, preset, seed, contiguous=contiguous)
@@ -282,14 +283,18 @@ def _iterated_vcycle(graph, parts, k, lmax, *, matcher, rating, seed, preset, co
 
 def partition(graph, k, *, matcher="local_max", rating="expansion_star2", eps=0.03, seed=0,
               device="auto", preset="default", coarsening="matching", edge_weight="weight",
-              node_weight=None, target_weights=None, progress=None, threads=None, contiguous=False):
+              node_weight=None, target_weights=None, progress=None, threads=None, contiguous=False,
+              cluster_fallback=True):
     """Partition ``graph`` into ``k`` blocks of weight <= (1 + eps) * ceil(W / k), minimising the edge cut.
 
     graph: a matchpart Graph, SciPy sparse matrix, networkx graph, file path or generator
     spec ("delaunay:1000"); ``edge_weight``/``node_weight`` name networkx attributes.
     matcher: a registered matcher name (see ``matchpart.matchers.available()``) or a
     callable; rating: edge rating used by weighted matchers; coarsening: "matching" or
-    "cluster" (size-constrained label propagation); preset: "fast", "default", "strong".
+    "cluster" (size-constrained label propagation); with "matching", ``cluster_fallback``
+    (default True) lets clustering take over from the first matching level that removes few
+    edges (power-law graphs; see coarsen.hierarchy.CLUSTER_WHEN_EDGES_KEPT), False keeps the
+    matcher on every level; preset: "fast", "default", "strong".
     target_weights: k fractions summing to 1 (METIS's tpwgts); block i is then bounded by
     (1 + eps) * ceil(t_i * W). progress: called with a short text at each step (coarsening,
     initial partitioning, each refined level), e.g. to show progress on long runs.
@@ -305,13 +310,13 @@ def partition(graph, k, *, matcher="local_max", rating="expansion_star2", eps=0.
         result = _partition(graph, k, matcher=matcher, rating=rating, eps=eps, seed=seed, device=device,
                             preset=preset, coarsening=coarsening, edge_weight=edge_weight,
                             node_weight=node_weight, target_weights=target_weights, progress=progress,
-                            contiguous=contiguous)
+                            contiguous=contiguous, cluster_fallback=cluster_fallback)
     result.threads = count
     return result
 
 
 def _partition(graph, k, *, matcher, rating, eps, seed, device, preset, coarsening, edge_weight, node_weight,
-               target_weights, progress, contiguous):
+               target_weights, progress, contiguous, cluster_fallback=True):
     t_start = time.perf_counter()
     g0 = as_graph(graph, edge_weight=edge_weight, node_weight=node_weight)
     k, eps = _check_k_eps(k, eps, g0.n)
@@ -342,7 +347,8 @@ def _partition(graph, k, *, matcher, rating, eps, seed, device, preset, coarseni
             cycle_seed = int(seed) + 7919 * cycle
             p, lv, run_cut = _vcycle(g, k, eps, lmax, matcher=matcher, rating=rating, seed=cycle_seed,
                                      preset=pre, coarsening=coarsening, timings=timings,
-                                     target_weights=target_weights, progress=progress, contiguous=contiguous)
+                                     target_weights=target_weights, progress=progress, contiguous=contiguous,
+                                     cluster_fallback=cluster_fallback)
             if run_cut is None and compare:
                 run_cut = metrics.edge_cut(g, p)
             score = (not _balanced(g, p, k, lmax), run_cut)
@@ -352,7 +358,8 @@ def _partition(graph, k, *, matcher, rating, eps, seed, device, preset, coarseni
         for v in range(pre.vcycles):
             v_seed = int(seed) + 104729 * (v + 1)
             p, run_cut = _iterated_vcycle(g, parts, k, lmax, matcher=matcher, rating=rating, seed=v_seed,
-                                          preset=pre, coarsening=coarsening, timings=timings, contiguous=contiguous)
+                                          preset=pre, coarsening=coarsening, timings=timings, contiguous=contiguous,
+                                          cluster_fallback=cluster_fallback)
             score = (not _balanced(g, p, k, lmax), metrics.edge_cut(g, p) if run_cut is None else run_cut)
             if score < best[0]:
                 best = (score, p, levels)

@@ -7,6 +7,7 @@ from typing import Any
 
 from ..graph import Graph
 from ..matchers import run_matcher
+from .cluster import cluster_mapping
 from .contract import contract, mapping_from_matching
 from .pairs import drop_heavy_pairs_host
 from .twohop import two_hop_pairs
@@ -22,6 +23,15 @@ UNMATCHED_FOR_TWO_HOP = 0.10
 CAP_FACTOR = 1.5
 # Hard stop on the number of levels (each level at least removes a few vertices).
 MAX_LEVELS = 64
+# A matching level that keeps more than this fraction of the edges while it keeps at most
+# CLUSTER_WHEN_VERTICES_KEPT of the vertices is redone by clustering, as are all later
+# levels (cluster_fallback): on the first levels power-law graphs keep 0.89-0.97 of their
+# edges (rmat, ba, sbm 2^16; R-MAT 2^20 0.96), meshes, rgg and the shared graphs at most
+# 0.78 (PGPgiantcompo; delaunay and 4elt 0.55) on levels that keep <= 0.75 of the vertices.
+CLUSTER_WHEN_EDGES_KEPT = 0.85
+# A level that keeps more vertices than this has stalled on the vertex weight cap (the last
+# levels of meshes keep up to 0.99 of both): clustering would not help it either.
+CLUSTER_WHEN_VERTICES_KEPT = 0.75
 
 
 @dataclass
@@ -88,16 +98,26 @@ def intra_block_graph(graph, parts):
                           graph.vwgt, be)
 
 
+def matching_keeps_edges(graph, coarse):
+    """True when contracting a matching of ``graph`` into ``coarse`` removed few edges although
+    it removed many vertices (see CLUSTER_WHEN_EDGES_KEPT): the sign of a power-law graph."""
+    return (coarse.m > CLUSTER_WHEN_EDGES_KEPT * graph.m and
+            coarse.n <= CLUSTER_WHEN_VERTICES_KEPT * graph.n)
+
+
 def coarsen(graph, *, matcher="local_max", rating="expansion_star2", seed=0, coarsen_to=2000,
             max_vertex_weight=None, min_shrink=MIN_SHRINK, max_levels=MAX_LEVELS, clusterer=None,
-            parts=None):
+            parts=None, cluster_fallback=True):
     """Build the hierarchy; returns a list of Levels, finest first, the coarsest last.
 
     Stops when a graph has at most ``coarsen_to`` vertices, when a level keeps more than
     ``min_shrink`` of its vertices (stalled even after two-hop pairing), or after
     ``max_levels``. ``max_vertex_weight`` caps coarse vertex weights (default
     1.5 * W / coarsen_to). ``clusterer(graph, cap, seed) -> (mapping, n_coarse, stats)``
-    replaces matching when given (cluster coarsening).
+    replaces matching when given (cluster coarsening). ``cluster_fallback``: when a matching
+    level removes few edges (``matching_keeps_edges``), redo it and every later level with
+    ``cluster_mapping``; False keeps the matcher on every level. Each level's stats say
+    whether it was ``clustered``.
 
     ``parts`` (block per vertex, optional): contract only vertices of the same block, so the
     partition projects exactly onto every coarse graph (the next V-cycle of an iterated
@@ -124,14 +144,21 @@ def coarsen(graph, *, matcher="local_max", rating="expansion_star2", seed=0, coa
             mate, stats = match_level(view, matcher=matcher, rating=rating, seed=level_seed, cap=cap,
                                       block=parts)
             mapping, n_coarse = mapping_from_matching(mate, be)
-        elif parts is None:
-            mapping, n_coarse, stats = clusterer(view, cap, level_seed)
         else:
-            mapping, n_coarse, stats = clusterer(view, cap, level_seed, block=parts)
+            mapping, n_coarse, stats = _cluster_level(clusterer, view, cap, level_seed, parts)
         if n_coarse >= g.n:  # nothing contracted: the hierarchy has stalled
             break
         coarse = contract(g, mapping, n_coarse)
+        if clusterer is None and cluster_fallback and matching_keeps_edges(g, coarse):
+            kept = coarse.m / max(g.m, 1)
+            c_mapping, c_n, c_stats = _cluster_level(cluster_mapping, view, cap, level_seed, parts)
+            if c_n < g.n:
+                clusterer = cluster_mapping    # this level and every later one
+                mapping, n_coarse, stats = c_mapping, c_n, c_stats
+                stats["matching_edges_kept"] = kept
+                coarse = contract(g, mapping, n_coarse)
         be.synchronize()
+        stats["clustered"] = clusterer is not None
         stats.update(n=g.n, m=g.m, n_coarse=n_coarse, time=time.perf_counter() - t0)
         levels[-1].mapping = mapping
         levels[-1].stats = stats
@@ -146,15 +173,23 @@ def coarsen(graph, *, matcher="local_max", rating="expansion_star2", seed=0, coa
     return levels
 
 
+def _cluster_level(clusterer, view, cap, level_seed, parts):
+    if parts is None:
+        return clusterer(view, cap, level_seed)
+    return clusterer(view, cap, level_seed, block=parts)
+
+
 def level_summaries(levels):
-    """One dict per contraction step (n, m, rounds, matched_fraction, two_hop_fraction, time)."""
+    """One dict per contraction step (n, m, rounds, matched_fraction, two_hop_fraction, time,
+    clustered: made by clustering rather than the matcher)."""
     out = []
     for lv in levels[:-1]:
         s = lv.stats
         out.append({"n": s["n"], "m": s["m"], "rounds": s.get("rounds", 0),
                     "matched_fraction": s.get("matched_fraction", 0.0),
-                    "two_hop_fraction": s.get("two_hop_fraction", 0.0), "time": s["time"]})
+                    "two_hop_fraction": s.get("two_hop_fraction", 0.0), "time": s["time"],
+                    "clustered": bool(s.get("clustered", False))})
     c = levels[-1].graph
     out.append({"n": c.n, "m": c.m, "rounds": 0, "matched_fraction": 0.0, "two_hop_fraction": 0.0,
-                "time": 0.0})
+                "time": 0.0, "clustered": False})
     return out

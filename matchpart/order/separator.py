@@ -224,7 +224,8 @@ def multilevel_separator(g, *, matcher, rating, eps, seed, method, device="auto"
     from ..initial import initial_partition
     from ..refine.state import host_arrays
     be = g.backend
-    levels = coarsen(g, matcher=matcher, rating=rating, seed=seed, coarsen_to=SEP_COARSEN_TO)
+    # the matcher on every level: separators were not measured with clustering levels
+    levels = coarsen(g, matcher=matcher, rating=rating, seed=seed, coarsen_to=SEP_COARSEN_TO, cluster_fallback=False)
     total = float(g.total_vwgt)
     maxside = 0.5 * (1.0 + eps) * total
     coarsest = levels[-1].graph.to("cpu")
