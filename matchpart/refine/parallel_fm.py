@@ -33,8 +33,12 @@ MAX_ROUNDS = 12
 # more than the k-way pass's stall): there are ~90 of them per pass where the k-way pass
 # made one, so a long fruitless tail is paid ~90 times.
 PAIR_STALL_MOVES = 25
-# refine_arrays (k > 2) runs these rounds instead of the k-way passes from this many vertices up.
-PARALLEL_FM_MIN_VERTICES = 0
+# refine_arrays (k > 2) runs these rounds instead of the k-way passes from this many vertices
+# up: below, a round's fixed costs (quotient pairs, ~12 rounds of set-up) outweigh its work
+# and the list is too short for the threads; per level of rgg 2^16 k = 32 (CPU time, one
+# thread) the rounds took 1.3-2.7 x the k-way pass below 20000 vertices, 1.0-1.2 x from 35000
+# up, and 0.75-0.93 x on the 2^20 meshes' levels (k = 32) while winning more cut on all of them.
+PARALLEL_FM_MIN_VERTICES = 30_000
 # ... and only when at most this share of the vertices is on the boundary: on every level of
 # delaunay and rgg (2^16, 2^20) at most 0.40, where the rounds won 1-4x the k-way pass's cut;
 # on rmat and ba 2^16 0.67-1.0, where every block pair is adjacent and a vertex's best move
