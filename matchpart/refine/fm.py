@@ -125,7 +125,8 @@ def refine_arrays(arrays, parts, maxw, *, seed=0, passes=4, stall=None, rebalanc
     first = None
     if maxw.shape[0] > 2 and n >= parallel_fm.PARALLEL_FM_MIN_VERTICES:
         first = _pair_rounds(arrays, parts, maxw, seed, passes, stall, rebalance, localized, local_stall, cut,
-                             boundary_hint, parallel_fm.new_workspace(n) if workspace is None else workspace)
+                             boundary_hint, workspace if workspace is not None and workspace[0].shape[0] >= n
+                             else parallel_fm.new_workspace(n))     # the kernel does not check bounds
         if first["passes"] >= 0:
             return first
         cut = first["cut"]          # declined (a boundary of most vertices): the k-way passes below
