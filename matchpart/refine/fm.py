@@ -202,7 +202,10 @@ def kway_fm(graph, parts, k, max_block_weight, *, seed=0, passes=4, max_moves_wi
     blocks. The result never has a higher cut than the input unless the input was overweight,
     and is never less balanced. For k = 2 the two-queue pass of fm_bisection is used instead,
     which may overfill a side in the middle of a pass (never in the result) so that it can
-    also swap vertices when the bound leaves no slack.
+    also swap vertices when the bound leaves no slack. From parallel_fm.PARALLEL_FM_MIN_VERTICES
+    vertices up (k > 2, at most half of them on the boundary) the passes are parallel_fm's
+    instead: 2-way FM on the block pairs of quotient-graph matchings, on the threads, with the
+    same guarantees (localized: localized searches inside each pair).
 
     max_block_weight: one bound for every block, or an array of k per-block bounds.
     max_moves_without_improvement: a pass stops after this many moves without a new best
