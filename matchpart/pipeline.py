@@ -83,14 +83,15 @@ def _check_k_eps(k, eps, n):
     return k, float(eps)
 
 
-def _refine_level(graph, parts, k, lmax, preset, seed, boundary=None, local_stall=None):
+def _refine_level(graph, parts, k, lmax, preset, seed, boundary=None, local_stall=None, workspace=None):
     """Jet (rebalancing when overweight), then k-way FM on the CPU: a few compiled calls per level.
 
     Returns (parts, cut, boundary): the cut as the refiners tracked it when it is exact
     (integer weights, CPU), else None; bool flags of a superset of the result's boundary
     (CPU), else None. ``boundary``: such flags for the input (the coarser level's, projected).
     ``local_stall``: FM's localized rounds stop their searches after this many moves without
-    a new best, 0 runs none (default: the preset's choice, see _local_stall).
+    a new best, 0 runs none (default: the preset's choice, see _local_stall). ``workspace``:
+    FM's scratch for the levels of a hierarchy (see refine.fm.refine_arrays), or None.
     Handing these on saves O(m) passes: on delaunay 2^20 each took ~20 ms on the finest level.
     """
     from .refine.fm import refine_arrays
@@ -107,7 +108,8 @@ def _refine_level(graph, parts, k, lmax, preset, seed, boundary=None, local_stal
     if preset.fm_passes:
         stall = _local_stall(preset) if local_stall is None else local_stall
         cut = refine_arrays(arrays, parts, maxw, seed=seed, passes=preset.fm_passes,   # rebalances first if needed
-                            localized=stall > 0, local_stall=stall, cut=cut, boundary_hint=boundary)["cut"]
+                            localized=stall > 0, local_stall=stall, cut=cut, boundary_hint=boundary,
+                            workspace=workspace)["cut"]
     # float sums of integer weights are exact (below 2^53); float weights are summed again
     # by metrics.edge_cut, the owner of the reported cut
     return parts, (int(round(cut)) if arrays[2].dtype.kind in "iu" else None), boundary
@@ -137,10 +139,14 @@ def _uncoarsen(levels, parts, k, lmax, preset, seed, say=None, contiguous=False)
     maps boundary flags along with the blocks (a fine vertex on the boundary belongs to a
     coarse one on it).
     """
+    from .refine import parallel_fm
     refine = refined_levels(levels, preset.refine_edge_shrink)
     depth = len(levels) - 1
     finest_n = levels[0].graph.n
-    cut = boundary = None
+    cut = boundary = workspace = None
+    if preset.fm_passes and not levels[0].graph.backend.is_gpu and k > 2 \
+            and finest_n >= parallel_fm.PARALLEL_FM_MIN_VERTICES:
+        workspace = parallel_fm.new_workspace(finest_n)     # FM's scratch for every level
     for i in range(depth, -1, -1):
         if i < depth:
             mapping = levels[i].mapping
@@ -151,7 +157,7 @@ def _uncoarsen(levels, parts, k, lmax, preset, seed, say=None, contiguous=False)
                 say(f"refining level {i} ({levels[i].graph.n} vertices)")
             g = levels[i].graph
             parts, cut, boundary = _refine_level(g, parts, k, lmax, preset, seed + i, boundary,
-                                                 _local_stall(preset, g, finest_n))
+                                                 _local_stall(preset, g, finest_n), workspace)
             if contiguous:
                 parts = g.backend.to_device(_connected_blocks(g, parts, k, lmax, seed + i, None, final=i == 0))
                 cut = boundary = None

@@ -56,9 +56,22 @@ def _steps(tmp):
         ("partition cluster coarsening", lambda: partition(small, 8, coarsening="cluster", device="cpu")),
         ("partition vertex weights, METIS file", cli(str(metis_file), "8")),
         ("partition float edge weights", lambda: partition(float_edges, 8, device="cpu")),
+        ("parallel FM, float edge weights", lambda: _with_pair_rounds(lambda: partition(float_edges, 8, device="cpu"))),
         ("match local_max", lambda: match(small, device="cpu")),
     ]
     return steps
+
+
+def _with_pair_rounds(call):
+    """``call`` with refine/parallel_fm's rounds on graphs of any size (they take over from
+    30 000 vertices: the README's command compiles them for integer weights only)."""
+    from .refine import parallel_fm
+    saved = parallel_fm.PARALLEL_FM_MIN_VERTICES
+    parallel_fm.PARALLEL_FM_MIN_VERTICES = 0
+    try:
+        call()
+    finally:
+        parallel_fm.PARALLEL_FM_MIN_VERTICES = saved
 
 
 def run(verbose=False):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import threads
 from ..errors import MatchpartError
 from ..io import as_graph
 from ..jit import njit
@@ -18,6 +19,7 @@ from .kway_fm import (LOCAL_STALL_MOVES, STALL_MOVES_FRACTION, STALL_MOVES_MIN, 
                       fm_pass, localized_round)
 from .least_loss import rebalance_if_over, serial_rebalance
 from .pairwise import pairwise_nb
+from . import parallel_fm
 from .state import host_arrays, host_block_weights, host_cut, host_overload
 
 __all__ = ["kway_fm", "fm_bisection", "pairwise_fm", "rebalance", "refine_arrays", "host_arrays",
@@ -102,7 +104,7 @@ def refine_nb(indptr, indices, ewgt, vwgt, parts, maxw, passes, seed, stall, reb
 
 
 def refine_arrays(arrays, parts, maxw, *, seed=0, passes=4, stall=None, rebalance=True, boundary_only=True,
-                  localized=True, cut=None, boundary_hint=None, local_stall=LOCAL_STALL_MOVES):
+                  localized=True, cut=None, boundary_hint=None, local_stall=LOCAL_STALL_MOVES, workspace=None):
     """FM on host arrays (see host_arrays) with per-block bounds ``maxw``; parts is changed in place.
 
     boundary_only=False queues every vertex in 2-way FM (for small, possibly disconnected graphs);
@@ -111,17 +113,51 @@ def refine_arrays(arrays, parts, maxw, *, seed=0, passes=4, stall=None, rebalanc
     ``parts`` when known (Jet returns it), which saves an O(m) pass; ``boundary_hint``: bool
     flags of a superset of its boundary (Jet returns them too), which saves most of another;
     they are extended in place to cover the result's boundary (for the next finer level).
+    From parallel_fm.PARALLEL_FM_MIN_VERTICES vertices up (k > 2), the passes are parallel_fm's
+    matching rounds; ``workspace``: a parallel_fm.new_workspace of at least n vertices for
+    them (shared by the levels of a hierarchy), or None (a fresh one).
     Returns a dict: cut, initial_cut, moves, passes, rebalance_moves, overload (sum over blocks of
     weight above its bound; 0 means balanced).
     """
     indptr, indices, ewgt, vwgt = arrays
     n = indptr.shape[0] - 1
-    cache = gc.new_cache(n, indices.shape[0], maxw.shape[0])   # shared by the rebalancer and every pass
     stall = default_stall(n, STALL_MOVES_MIN) if stall is None else int(stall)
+    first = None
+    if maxw.shape[0] > 2 and n >= parallel_fm.PARALLEL_FM_MIN_VERTICES:
+        first = _pair_rounds(arrays, parts, maxw, seed, passes, stall, rebalance, localized, local_stall, cut,
+                             boundary_hint, workspace if workspace is not None and workspace[0].shape[0] >= n
+                             else parallel_fm.new_workspace(n))     # the kernel does not check bounds
+        if first["passes"] >= 0:
+            return first
+        cut = first["cut"]          # declined (a boundary of most vertices): the k-way passes below
+    cache = gc.new_cache(n, indices.shape[0], maxw.shape[0])   # shared by the rebalancer and every pass
     initial_cut, cut, moves, done, rb_moves, over = refine_nb(
         indptr, indices, ewgt, vwgt, parts, maxw, int(passes), int(seed) % 2**31, stall, bool(rebalance),
         bool(boundary_only), int(local_stall) if localized else 0, cache, -1.0 if cut is None else float(cut),
         np.empty(0, dtype=np.bool_) if boundary_hint is None else boundary_hint)
+    if first is not None:
+        initial_cut, rb_moves = first["initial_cut"], rb_moves + first["rebalance_moves"]
+    return {"cut": cut, "initial_cut": initial_cut, "moves": int(moves), "passes": int(done),
+            "rebalance_moves": int(rb_moves), "overload": float(over)}
+
+
+def _pair_rounds(arrays, parts, maxw, seed, passes, stall, rebalance, localized, local_stall, cut, boundary_hint,
+                 workspace):
+    """refine_arrays by parallel_fm's matching rounds (same arguments and result)."""
+    import warnings
+
+    import numba
+    parallel_min = threads.PARALLEL_MIN_ITEMS if numba.get_num_threads() > 1 else np.iinfo(np.int64).max
+    with warnings.catch_warnings():
+        # compiling it, numba says that _run_round has no parallel loop: its prange loops do
+        # run on the threads (each pair's task on one of them), the warning comes from a
+        # nested compile of its loop bodies
+        warnings.simplefilter("ignore", numba.NumbaPerformanceWarning)
+        initial_cut, cut, moves, done, rb_moves, over = parallel_fm.parallel_refine_nb(
+            *arrays, parts, maxw, int(passes), int(seed) % 2**31, min(stall, parallel_fm.PAIR_STALL_MOVES),
+            bool(rebalance), int(local_stall) if localized else 0, -1.0 if cut is None else float(cut),
+            np.empty(0, dtype=np.bool_) if boundary_hint is None else boundary_hint, workspace,
+            float(parallel_fm.MAX_BOUNDARY_SHARE), threads.CHUNK, parallel_min)
     return {"cut": cut, "initial_cut": initial_cut, "moves": int(moves), "passes": int(done),
             "rebalance_moves": int(rb_moves), "overload": float(over)}
 
@@ -166,7 +202,10 @@ def kway_fm(graph, parts, k, max_block_weight, *, seed=0, passes=4, max_moves_wi
     blocks. The result never has a higher cut than the input unless the input was overweight,
     and is never less balanced. For k = 2 the two-queue pass of fm_bisection is used instead,
     which may overfill a side in the middle of a pass (never in the result) so that it can
-    also swap vertices when the bound leaves no slack.
+    also swap vertices when the bound leaves no slack. From parallel_fm.PARALLEL_FM_MIN_VERTICES
+    vertices up (k > 2, at most half of them on the boundary) the passes are parallel_fm's
+    instead: 2-way FM on the block pairs of quotient-graph matchings, on the threads, with the
+    same guarantees (localized: localized searches inside each pair).
 
     max_block_weight: one bound for every block, or an array of k per-block bounds.
     max_moves_without_improvement: a pass stops after this many moves without a new best
