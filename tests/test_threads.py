@@ -127,6 +127,9 @@ import matchpart
 from matchpart import threads
 from matchpart.graph import Graph
 threads.CHUNK, threads.PARALLEL_MIN_ITEMS = 64, 0     # small graphs take the threaded paths too
+from matchpart import relabel
+relabel.RELABEL_MIN_VERTICES, relabel.RELABEL_MIN_SKEW = 1000, 8   # rmat and ba are relabelled
+assert relabel.skewed(matchpart.load_graph("rmat:11")) and relabel.skewed(matchpart.load_graph("ba:1500:3"))
 graphs = {"rmat:11": "rmat:11", "delaunay:3000": "delaunay:3000", "ba:1500:3": "ba:1500:3"}
 import scipy.sparse as sp
 g = matchpart.load_graph("delaunay:2000")
