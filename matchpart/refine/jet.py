@@ -156,7 +156,7 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
                 members = block_members(p, k)
                 have_members = True
             bw, nb = rebalance_nb(indptr, indices, ewgt, vwgt, p, maxw, seed + 7919 * it, _REBALANCE_ROUNDS,
-                                  log, nlog, logged, wdeg, bnd, nb, in_list, members)
+                                  log, nlog, logged, wdeg, bnd, nb, in_list, members, chunk, parallel_min)
             for i in range(nlog[0]):
                 v = log[i]
                 logged[v] = False

@@ -15,7 +15,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..backend.rng import hash32_at, stream_key_at
+from numba import prange
+
+from .. import threads
 from ..jit import njit
+from ..threads import PRANGE_ONLY
 from ..sorting import lexsort_rows
 from .boundary import extend_boundary
 from .destinations import best_destinations, row_ids, vertex_destination
@@ -128,8 +132,49 @@ def _rebalance_round(graph, parts, k, lmax, bw, seed, rnd, rows, method):
 
 # ---- parallel rounds: compiled formulation (CPU), same moves as _rebalance_round ------------
 @njit(cache=True, internal=True)
+def _score_chunk(c, chunk, cand, nc, indptr, indices, ewgt, vwgt, parts, maxw, bw, receivers, in_list, wdeg,
+                 dest_key, order_key, dest, weight, keys, acc, touched):
+    k = maxw.shape[0]
+    for i in range(c * chunk, min(nc, (c + 1) * chunk)):
+        v = cand[i]
+        if in_list[v]:
+            d, cd, co, _ = vertex_destination(v, indptr, indices, ewgt, parts, k, True, receivers, dest_key,
+                                              acc, touched)
+        else:
+            d, cd, co = -1, 0.0, wdeg[v]
+        dest[i] = d
+        w = np.float64(vwgt[v])
+        weight[i] = w
+        keys[0, i] = 1.0 if w > bw[parts[v]] - maxw[parts[v]] else 0.0   # alone heavier: last resort
+        keys[1, i] = np.float64(co - cd) / w
+        keys[2, i] = np.float64(hash32_at(v, order_key))
+        keys[3, i] = v
+
+
+@njit(cache=True, parallel=PRANGE_ONLY)
+def _score_candidates(cand, nc, indptr, indices, ewgt, vwgt, parts, maxw, bw, receivers, in_list, wdeg, dest_key,
+                      order_key, dest, weight, keys, chunk, parallel_min):
+    """Each candidate's destination (best adjacent receiver) and sort keys, in chunks of
+    ``chunk`` candidates (on threads from ``parallel_min`` up): a chunk writes only its own
+    slots, so the keys are the same for any number of threads."""
+    k = maxw.shape[0]
+    chunks = (nc + chunk - 1) // chunk
+    if nc >= parallel_min:
+        for c in prange(chunks):
+            _score_chunk(np.int64(c), chunk, cand, nc, indptr, indices, ewgt, vwgt, parts, maxw, bw, receivers,
+                         in_list, wdeg, dest_key, order_key, dest, weight, keys, np.zeros(k, dtype=ewgt.dtype),
+                         np.empty(k, dtype=np.int64))
+    else:
+        acc = np.zeros(k, dtype=ewgt.dtype)
+        touched = np.empty(k, dtype=np.int64)
+        for c in range(chunks):
+            _score_chunk(c, chunk, cand, nc, indptr, indices, ewgt, vwgt, parts, maxw, bw, receivers, in_list,
+                         wdeg, dest_key, order_key, dest, weight, keys, acc, touched)
+
+
+@njit(cache=True, internal=True)
 def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, log, nlog, logged, wdeg, in_list,
-                       members):
+                       members, chunk, parallel_min):
     """One round of _rebalance_round as one kernel; parts, bw and members change in place;
     returns the number of moves.
 
@@ -187,26 +232,12 @@ def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, 
     dest = np.empty(nc, dtype=np.int64)
     weight = np.empty(nc, dtype=np.float64)
     keys = np.empty((4, nc), dtype=np.float64)      # overshoots, loss per weight, tie, vertex
-    acc = np.zeros(k, dtype=ewgt.dtype)
-    touched = np.empty(k, dtype=np.int64)
-    dest_key = stream_key_at(seed, _STREAM_TIES + 2 * rnd)
-    order_key = stream_key_at(seed, _STREAM_ORDER + 2 * rnd)
+    _score_candidates(cand, nc, indptr, indices, ewgt, vwgt, parts, maxw, bw, receivers, in_list, wdeg,
+                      stream_key_at(seed, _STREAM_TIES + 2 * rnd), stream_key_at(seed, _STREAM_ORDER + 2 * rnd),
+                      dest, weight, keys, chunk, parallel_min)
     first = np.zeros(k + 1, dtype=np.int64)        # candidates grouped by block: counting sort
     for i in range(nc):
-        v = cand[i]
-        if in_list[v]:
-            d, cd, co, _ = vertex_destination(v, indptr, indices, ewgt, parts, k, True, receivers, dest_key,
-                                              acc, touched)
-        else:
-            d, cd, co = -1, 0.0, wdeg[v]
-        dest[i] = d
-        w = np.float64(vwgt[v])
-        weight[i] = w
-        keys[0, i] = 1.0 if w > bw[parts[v]] - maxw[parts[v]] else 0.0   # alone heavier: last resort
-        keys[1, i] = np.float64(co - cd) / w
-        keys[2, i] = np.float64(hash32_at(v, order_key))
-        keys[3, i] = v
-        first[parts[v] + 1] += 1
+        first[parts[cand[i]] + 1] += 1
     for b in range(k):
         first[b + 1] += first[b]
     grouped = np.empty(nc, dtype=np.int64)
@@ -323,7 +354,7 @@ def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, 
 
 @njit(cache=True, internal=True)
 def rebalance_nb(indptr, indices, ewgt, vwgt, parts, maxw, seed, max_rounds, log, nlog, logged, wdeg, listed,
-                 nlisted, in_list, members):
+                 nlisted, in_list, members, chunk, parallel_min):
     """Parallel rounds until balanced or stuck (the compiled loop of ``rebalance``); in place.
 
     listed[:nlisted] (flags in_list) must hold every boundary vertex; the moved vertices'
@@ -337,7 +368,7 @@ def rebalance_nb(indptr, indices, ewgt, vwgt, parts, maxw, seed, max_rounds, log
             break
         before = nlog[0]
         moved = rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, log, nlog, logged,
-                                   wdeg, in_list, members)
+                                   wdeg, in_list, members, chunk, parallel_min)
         if moved == 0:
             break
         nlisted = extend_boundary(indptr, indices, log, before, nlog[0], listed, nlisted, in_list)
@@ -370,7 +401,7 @@ def rebalance(graph, parts, k, max_block_weight, *, seed=0, max_rounds=MAX_ROUND
         n = p.shape[0]
         rebalance_nb(indptr, indices, ewgt, vwgt, p, maxw, int(seed), int(max_rounds), np.empty(n, np.int64),
                      np.zeros(1, np.int64), np.zeros(n, np.bool_), np.zeros(n), np.arange(n), n, np.ones(n, np.bool_),
-                     block_members(p, k))
+                     block_members(p, k), threads.CHUNK, threads.PARALLEL_MIN_ITEMS)
         return cast_like(parts, p, be)
     rows = row_ids(graph)
     lmax = device_bounds(be, max_block_weight, k)
