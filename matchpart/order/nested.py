@@ -12,7 +12,7 @@ from ..errors import GraphError
 from ..jit import njit
 from ..refine.state import host_induced
 from .compress import MIN_COMPRESSION, identical_groups
-from .mindegree import MAX_DENSE_VERTICES, min_degree_order
+from .mindegree import MAX_DENSE_VERTICES, MD_DELTA, halo_min_degree_order
 from .separator import DEFAULT_EPS, ml_separator_nb
 from .sepfm import SEP_PASSES
 
@@ -96,10 +96,10 @@ def nd_kernel(indptr, indices, ewgt, vwgt, verts, iperm, tasks, eps, seed, leaf_
         size = hi - lo
         if size == 0:
             continue
-        sub = host_induced(indptr, indices, ewgt, vwgt, verts[lo:hi], local)
         if size <= leaf_size:
-            _number_by_min_degree(sub, verts, lo, iperm)
+            _number_by_min_degree(indptr, indices, vwgt, verts, lo, hi, iperm, local)
             continue
+        sub = host_induced(indptr, indices, ewgt, vwgt, verts[lo:hi], local)
         comp, ncomp = _components(sub[0], sub[1])
         if ncomp > 1:
             start = _regroup(verts, lo, comp, ncomp)
@@ -112,8 +112,7 @@ def nd_kernel(indptr, indices, ewgt, vwgt, verts, iperm, tasks, eps, seed, leaf_
         n0, n1 = start[1], start[2] - start[1]
         if n0 == 0 or n1 == 0:       # no split: a dense piece
             if size <= MAX_DENSE_VERTICES:
-                sub = host_induced(indptr, indices, ewgt, vwgt, verts[lo:hi], local)
-                _number_by_min_degree(sub, verts, lo, iperm)
+                _number_by_min_degree(indptr, indices, vwgt, verts, lo, hi, iperm, local)
                 continue
             if start[2] == size or start[2] == 0:   # nothing separated at all: natural order
                 for p in range(lo, hi):
@@ -132,9 +131,81 @@ def nd_kernel(indptr, indices, ewgt, vwgt, verts, iperm, tasks, eps, seed, leaf_
 
 
 @njit(cache=True, internal=True)
-def _number_by_min_degree(sub, verts, lo, iperm):
-    order = min_degree_order(sub[0], sub[1], sub[3])
-    for k in range(order.shape[0]):
+def _with_halo(indptr, indices, vwgt, piece, local):
+    """CSR (indptr, indices, vwgt) of the piece's vertices (0..p-1, as in ``piece``) followed by
+    its halo: the outside neighbours (all in ancestor separators), with the piece-halo edges
+    only. ``local`` is -1 everywhere before and after."""
+    p = piece.shape[0]
+    for i in range(p):
+        local[piece[i]] = i
+    nh = 0
+    halo = np.empty(p + 1, dtype=np.int64)
+    m = 0
+    for i in range(p):
+        v = piece[i]
+        for e in range(indptr[v], indptr[v + 1]):
+            u = indices[e]
+            if local[u] < 0:
+                if nh == halo.shape[0]:
+                    grown = np.empty(2 * nh, dtype=np.int64)
+                    grown[:nh] = halo
+                    halo = grown
+                local[u] = p + nh
+                halo[nh] = u
+                nh += 1
+            m += 1
+    deg = np.zeros(p + nh + 1, dtype=np.int64)
+    for i in range(p):
+        v = piece[i]
+        deg[i + 1] += indptr[v + 1] - indptr[v]
+        for e in range(indptr[v], indptr[v + 1]):
+            if local[indices[e]] >= p:
+                deg[local[indices[e]] + 1] += 1
+    for i in range(p + nh):
+        deg[i + 1] += deg[i]
+    sub_indices = np.empty(2 * m, dtype=np.int64)
+    at = deg[:-1].copy()
+    for i in range(p):
+        v = piece[i]
+        for e in range(indptr[v], indptr[v + 1]):
+            u = local[indices[e]]
+            sub_indices[at[i]] = u
+            at[i] += 1
+            if u >= p:
+                sub_indices[at[u]] = i
+                at[u] += 1
+    sub_vwgt = np.empty(p + nh, dtype=vwgt.dtype)
+    for i in range(p):
+        sub_vwgt[i] = vwgt[piece[i]]
+        local[piece[i]] = -1
+    for j in range(nh):
+        sub_vwgt[p + j] = vwgt[halo[j]]
+        local[halo[j]] = -1
+    return deg, sub_indices[:deg[p + nh]], sub_vwgt
+
+
+@njit(cache=True, internal=True)
+def _number_by_min_degree(indptr, indices, vwgt, verts, lo, hi, iperm, local):
+    """Number verts[lo:hi] lo..hi-1 by multiple minimum degree, their halo of ancestor
+    separator vertices counted in the degrees where piece and halo fit the dense kernel."""
+    sub = _with_halo(indptr, indices, vwgt, verts[lo:hi], local)
+    size = hi - lo
+    if sub[0].shape[0] - 1 > MAX_DENSE_VERTICES:
+        ptr, idx = sub[0], sub[1]
+        # drop the halo: keep the piece's own rows and their in-piece entries
+        keep = np.empty(idx.shape[0], dtype=np.int64)
+        nptr = np.zeros(size + 1, dtype=np.int64)
+        k = 0
+        for i in range(size):
+            for e in range(ptr[i], ptr[i + 1]):
+                if idx[e] < size:
+                    keep[k] = idx[e]
+                    k += 1
+            nptr[i + 1] = k
+        order = halo_min_degree_order(nptr, keep[:k], sub[2][:size], size, MD_DELTA)
+    else:
+        order = halo_min_degree_order(sub[0], sub[1], sub[2], size, MD_DELTA)
+    for k in range(size):
         iperm[verts[lo + order[k]]] = lo + k
 
 
