@@ -15,31 +15,25 @@ MAX_DENSE_VERTICES = 2048
 # degree <= the stage's minimum + MD_DELTA that no vertex eliminated in the stage touched
 # (Liu's MMD; METIS calls its genmmd with delta 1). Leaves of 4elt's ordering, nnz(L) of
 # the whole ordering: delta 0 vs 1 measured in the commit that set it.
-MD_DELTA = 4
+MD_DELTA = 2
 
 
 @njit(cache=True, internal=True)
-def _merge_indistinguishable(adj, alive, wgt, deg, nxt, last, nbrs, k, hsh, nelim):
+def _merge_indistinguishable(adj, alive, wgt, deg, hsh, nxt, last, nbrs, k, nelim):
     """Merge the pairs among nbrs[:k] whose closed neighbourhoods are equal (after the clique
     of an elimination they are all adjacent, so equal rows apart from each other): y joins x's
     supervariable, its members numbered right after x's. External degrees stay exact: only
     x's drops (by y's weight); every other neighbour loses y and sees x grow by as much.
-    Halo vertices (ids >= nelim) are never merged."""
+    Halo vertices (ids >= nelim) are never merged. ``hsh``: the id sum of each closed
+    neighbourhood (rows are compared only where these agree), kept up to date."""
     n = adj.shape[0]
-    for a in range(k):
-        x = nbrs[a]
-        h = x
-        for u in range(n):
-            if adj[x, u]:
-                h += u
-        hsh[a] = h
     for a in range(k):
         x = nbrs[a]
         if not alive[x] or x >= nelim:
             continue
         for b in range(a + 1, k):
             y = nbrs[b]
-            if not alive[y] or y >= nelim or hsh[b] != hsh[a]:
+            if not alive[y] or y >= nelim or hsh[y] != hsh[x]:
                 continue
             same = True
             for u in range(n):
@@ -53,6 +47,7 @@ def _merge_indistinguishable(adj, alive, wgt, deg, nxt, last, nbrs, k, hsh, neli
                 if adj[y, u]:
                     adj[u, y] = False
                     adj[y, u] = False
+                    hsh[u] -= y
             deg[x] -= wgt[y]
             wgt[x] += wgt[y]
             nxt[last[x]] = y          # members of x: a linked list from x to last[x]
@@ -93,13 +88,17 @@ def halo_min_degree_order(indptr, indices, vwgt, nelim, delta):
             if u != v and not adj[v, u]:
                 adj[v, u] = True
                 deg[v] += wgt[u]
+    hsh = np.arange(n)
+    for v in range(n):
+        for u in range(n):
+            if adj[v, u]:
+                hsh[v] += u
     alive = np.ones(n, dtype=np.bool_)
     nxt = np.full(n, -1, dtype=np.int64)
     last = np.arange(n)
     touched = np.full(n, -1, dtype=np.int64)   # stage in which a vertex was last touched
     order = np.empty(nelim, dtype=np.int64)
     nbrs = np.empty(n, dtype=np.int64)
-    hsh = np.empty(n, dtype=np.int64)
     done = 0
     stage = 0
     while done < nelim:
@@ -134,13 +133,17 @@ def halo_min_degree_order(indptr, indices, vwgt, nelim, delta):
                 adj[x, v] = False
                 adj[v, x] = False
                 deg[x] -= wgt[v]
+                hsh[x] -= v
                 for b in range(a + 1, k):
                     y = nbrs[b]
-                    if not adj[x, y]:
+                    # halo-halo edges change no degree that is ever read: not kept
+                    if not adj[x, y] and (x < nelim or y < nelim):
                         adj[x, y] = True
                         adj[y, x] = True
                         deg[x] += wgt[y]
                         deg[y] += wgt[x]
-            _merge_indistinguishable(adj, alive, wgt, deg, nxt, last, nbrs, k, hsh, nelim)
+                        hsh[x] += y
+                        hsh[y] += x
+            _merge_indistinguishable(adj, alive, wgt, deg, hsh, nxt, last, nbrs, k, nelim)
         stage += 1
     return order
