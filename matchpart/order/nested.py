@@ -21,7 +21,7 @@ from .sepfm import SEP_PASSES
 # dissected further (METIS switches to its minimum degree at 120 vertices). Measured (3 seeds,
 # flops against METIS): 4elt 1.28 x at 120, 1.33 x at 200, 1.43 x at 400; 60 was no better
 # than 120 and slower (1.3 x the time).
-LEAF_SIZE = 120
+LEAF_SIZE = 250
 # Pieces above this many vertices get the public multilevel separator (the chosen matcher's
 # coarsening, the exact bipartite matcher); smaller ones the compiled kernel, which orders
 # all of them in one call (thousands of pieces: Python per piece would cost more than the work).
