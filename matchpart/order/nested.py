@@ -14,7 +14,7 @@ from ..refine.state import host_induced
 from .compress import MIN_COMPRESSION, identical_groups
 from .mindegree import MAX_DENSE_VERTICES, MD_DELTA, halo_min_degree_order
 from .separator import DEFAULT_EPS, ml_separator_nb
-from .sepfm import SEP_PASSES
+from .sepfm import SEP_PASSES, side_weights
 
 # ---- tunables -------------------------------------------------------------------------
 # Pieces of at most this many vertices are ordered by minimum degree instead of being
@@ -25,7 +25,11 @@ LEAF_SIZE = 250
 # Pieces above this many vertices get the public multilevel separator (the chosen matcher's
 # coarsening, the exact bipartite matcher); smaller ones the compiled kernel, which orders
 # all of them in one call (thousands of pieces: Python per piece would cost more than the work).
-PY_MIN_VERTICES = 20_000
+PY_MIN_VERTICES = 10**9
+# Pieces of at least this many vertices get MULTI_SEPS separators, the lightest kept (METIS's
+# nseps): their separators make most of the flops.
+MULTI_SEP_MIN = 8000
+MULTI_SEPS = 3
 # Hash stream of the kernel's seed (distinct from the separators' own seeds).
 KERNEL_STREAM = 0x0D15
 
@@ -108,6 +112,8 @@ def nd_kernel(indptr, indices, ewgt, vwgt, verts, iperm, tasks, eps, seed, leaf_
                 top += 1
             continue
         where = ml_separator_nb(sub[0], sub[1], sub[2], sub[3], eps, passes)
+        if size >= MULTI_SEP_MIN:
+            where = _best_of(sub, where, eps, passes, MULTI_SEPS - 1)
         start = _regroup(verts, lo, where, 3)
         n0, n1 = start[1], start[2] - start[1]
         if n0 == 0 or n1 == 0:       # no split: a dense piece
@@ -128,6 +134,25 @@ def nd_kernel(indptr, indices, ewgt, vwgt, verts, iperm, tasks, eps, seed, leaf_
         stack[top + 1, 0], stack[top + 1, 1], stack[top + 1, 2] = lo + n0, lo + n0 + n1, depth + 1
         top += 2
     return seps[:nseps]
+
+
+@njit(cache=True, internal=True)
+def _best_of(sub, where, eps, passes, more):
+    """The lightest of ``where`` and ``more`` further separators of the piece ``sub`` (sides
+    over the bound lose to any balanced one)."""
+    total = 0.0
+    for v in range(sub[3].shape[0]):
+        total += sub[3][v]
+    maxside = 0.5 * (1.0 + eps) * total
+    pw = side_weights(where, sub[3])
+    best_over, best_sep = max(pw[0] - maxside, 0.0) + max(pw[1] - maxside, 0.0), pw[2]
+    for _ in range(more):
+        other = ml_separator_nb(sub[0], sub[1], sub[2], sub[3], eps, passes)
+        pw = side_weights(other, sub[3])
+        over = max(pw[0] - maxside, 0.0) + max(pw[1] - maxside, 0.0)
+        if over < best_over or (over == best_over and pw[2] < best_sep):
+            where, best_over, best_sep = other, over, pw[2]
+    return where
 
 
 @njit(cache=True, internal=True)
