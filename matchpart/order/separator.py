@@ -39,7 +39,7 @@ KERNEL_TRIES = 4
 # 10 FM passes (sepfm.SEP_PASSES) 1.22 x for 1.2 x the time.
 TWO_STAGE_MIN = 5000
 TWO_STAGE_SHRINK = 8
-TWO_STAGE_RUNS = 2
+TWO_STAGE_RUNS = 1
 # A compiled coarsening level that keeps more than this share of its vertices ends the hierarchy.
 KERNEL_MIN_SHRINK = 0.9
 
