@@ -13,8 +13,8 @@ from ..jit import njit
 MAX_DENSE_VERTICES = 2048
 # Multiple elimination's tolerance: a stage eliminates, one after another, vertices of external
 # degree <= the stage's minimum + MD_DELTA that no vertex eliminated in the stage touched
-# (Liu's MMD; METIS calls its genmmd with delta 1). Leaves of 4elt's ordering, nnz(L) of
-# the whole ordering: delta 0 vs 1 measured in the commit that set it.
+# (Liu's MMD; METIS calls its genmmd with delta 1). nnz(L) against METIS, 5 graphs x 2 seeds,
+# no halo: delta 0 1.088 x, 1 1.078 x, 2 1.071 x, 4 1.067 x; with the halo: 2 1.031 x, 4 1.038 x.
 MD_DELTA = 2
 
 

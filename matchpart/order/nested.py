@@ -18,16 +18,21 @@ from .sepfm import SEP_PASSES, side_weights
 
 # ---- tunables -------------------------------------------------------------------------
 # Pieces of at most this many vertices are ordered by minimum degree instead of being
-# dissected further (METIS switches to its minimum degree at 120 vertices). Measured (3 seeds,
-# flops against METIS): 4elt 1.28 x at 120, 1.33 x at 200, 1.43 x at 400; 60 was no better
-# than 120 and slower (1.3 x the time).
+# dissected further (METIS switches at 120). With the halo-aware multiple minimum degree
+# (mindegree.py), 5 graphs x 2 seeds against METIS: 250 gives nnz 1.031 x / flops 1.120 x,
+# 120 gives 1.031 x / 1.118 x; the levels it saves are the dearest per vertex (a separator
+# of 250 vertices costs 4.4 us a vertex, one of 4000+ vertices 1.6-1.8 us).
 LEAF_SIZE = 250
 # Pieces above this many vertices get the public multilevel separator (the chosen matcher's
 # coarsening, the exact bipartite matcher); smaller ones the compiled kernel, which orders
-# all of them in one call (thousands of pieces: Python per piece would cost more than the work).
-PY_MIN_VERTICES = 10**9
+# all of them in one call. delaunay_n15's top separator took 0.19 s the public way against
+# 0.06-0.09 s for a kernel run, so below a million vertices the kernel's best of MULTI_SEPS
+# runs is both cheaper and smaller; above, the chosen matcher's threads / GPU are expected
+# to pay (not measured).
+PY_MIN_VERTICES = 1_000_000
 # Pieces of at least this many vertices get MULTI_SEPS separators, the lightest kept (METIS's
-# nseps): their separators make most of the flops.
+# nseps): their separators make most of the flops. 5 graphs x 2 seeds: flops 1.120 -> 1.084 x
+# METIS's (rgg_n_2_15_s0 1.094 -> 0.997 x).
 MULTI_SEP_MIN = 8000
 MULTI_SEPS = 3
 # Hash stream of the kernel's seed (distinct from the separators' own seeds).

@@ -30,17 +30,12 @@ INITIAL_FM_PASSES = 8
 # The compiled separators of the nested-dissection kernel coarsen by heavy-edge matching to
 # this many vertices (as bisection.BISECT_COARSEST) ...
 KERNEL_COARSEST = 60
-# ... and keep the best of this many greedy growings there.
+# ... and keep the best of this many greedy growings there. 5 graphs x 2 seeds, flops against
+# METIS (geomean): 2 tries 1.169 x, 4 tries 1.120 x, 8 tries 1.119 x.
 KERNEL_TRIES = 4
-# Pieces of at least TWO_STAGE_MIN vertices are coarsened to max(n / TWO_STAGE_SHRINK,
-# TWO_STAGE_MIN) first and get TWO_STAGE_RUNS multilevel separators there, the best refined
-# back up (METIS's two-stage node bisection does the same): separators of large pieces make
-# most of the fill, and runs on the middle graph cost a fraction of one on the piece.
-# delaunay_n15: flops 1.28 -> 1.21 x METIS's with 4 runs for 2.2 x the time; 2 runs with
-# 10 FM passes (sepfm.SEP_PASSES) 1.22 x for 1.2 x the time.
-TWO_STAGE_MIN = 5000
-TWO_STAGE_SHRINK = 8
-TWO_STAGE_RUNS = 1
+# (METIS's two-stage bisection, 2 runs on a graph coarsened 8 x for pieces of 5000+ vertices,
+# was dropped once nested.MULTI_SEPS gave the large pieces whole runs: flops 1.084 -> 1.095 x
+# for 0.78 x the ordering time.)
 # A compiled coarsening level that keeps more than this share of its vertices ends the hierarchy.
 KERNEL_MIN_SHRINK = 0.9
 
@@ -207,13 +202,8 @@ def _ml_once(indptr, indices, ewgt, vwgt, maxside, cap, passes):
 
 @njit(cache=True, internal=True)
 def ml_separator_nb(indptr, indices, ewgt, vwgt, eps, passes):
-    """Labels 0 / 1 / 2 of a multilevel vertex separator, drawing on numba's generator.
-
-    Pieces of fewer than TWO_STAGE_MIN vertices get one multilevel run (_ml_once). Larger ones
-    are first coarsened to max(n / TWO_STAGE_SHRINK, TWO_STAGE_MIN) vertices, get TWO_STAGE_RUNS
-    independent multilevel runs there (the smallest separator kept), and that one is refined
-    back up: a wider search where it pays, at the cost of the small middle graph only.
-    """
+    """Labels 0 / 1 / 2 of a multilevel vertex separator (one _ml_once run), drawing on
+    numba's generator; each side weighs at most (1 + eps) / 2 of the total."""
     n = indptr.shape[0] - 1
     total = 0.0
     heaviest = 0.0
@@ -222,20 +212,7 @@ def ml_separator_nb(indptr, indices, ewgt, vwgt, eps, passes):
         heaviest = max(heaviest, vwgt[v])
     maxside = 0.5 * (1.0 + eps) * total
     cap = max(1.5 * total / KERNEL_COARSEST, heaviest)
-    if n < TWO_STAGE_MIN:
-        return _ml_once(indptr, indices, ewgt, vwgt, maxside, cap, passes)
-    graphs, cmaps = heavy_edge_hierarchy((indptr, indices, ewgt, vwgt), max(n // TWO_STAGE_SHRINK, TWO_STAGE_MIN), cap,
-                                         KERNEL_MIN_SHRINK)
-    mid = graphs[len(graphs) - 1]
-    best = np.zeros(mid[0].shape[0] - 1, dtype=np.int64)
-    best_over, best_sep = np.inf, np.inf
-    for _ in range(TWO_STAGE_RUNS):
-        where = _ml_once(mid[0], mid[1], mid[2], mid[3], maxside, cap, passes)
-        pw = side_weights(where, mid[3])
-        over = max(pw[0] - maxside, 0.0) + max(pw[1] - maxside, 0.0)
-        if over < best_over or (over == best_over and pw[2] < best_sep):
-            best, best_over, best_sep = where, over, pw[2]
-    return _uncoarsen(graphs, cmaps, best, maxside, passes)
+    return _ml_once(indptr, indices, ewgt, vwgt, maxside, cap, passes)
 
 
 # ---- the public separator ------------------------------------------------------------------
