@@ -14,7 +14,7 @@ from ..refine.state import host_induced
 from .compress import MIN_COMPRESSION, identical_groups
 from .mindegree import MAX_DENSE_VERTICES, MD_DELTA, halo_min_degree_order
 from .separator import DEFAULT_EPS, ml_separator_nb
-from .sepfm import SEP_PASSES, side_weights
+from .sepfm import side_weights
 
 # ---- tunables -------------------------------------------------------------------------
 # Pieces of at most this many vertices are ordered by minimum degree instead of being
@@ -35,6 +35,10 @@ PY_MIN_VERTICES = 1_000_000
 # METIS's (rgg_n_2_15_s0 1.094 -> 0.997 x).
 MULTI_SEP_MIN = 8000
 MULTI_SEPS = 3
+# Separator FM passes per level inside nested dissection (the public vertex_separator keeps
+# sepfm.SEP_PASSES = 10). 5 graphs x 2 seeds, best of 3 on big pieces: 10 passes flops
+# 1.095 x METIS's, 3 passes 1.104 x for 0.94 x the time; one separator: 1.145 vs 1.138 x, 0.90 x.
+ND_SEP_PASSES = 3
 # Hash stream of the kernel's seed (distinct from the separators' own seeds).
 KERNEL_STREAM = 0x0D15
 
@@ -85,7 +89,7 @@ def _regroup(verts, lo, labels, nlabels):
 
 
 @njit(cache=True)
-def nd_kernel(indptr, indices, ewgt, vwgt, verts, iperm, tasks, eps, seed, leaf_size, passes):
+def nd_kernel(indptr, indices, ewgt, vwgt, verts, iperm, tasks, eps, seed, leaf_size, passes, runs):
     """Nested dissection of the pieces ``tasks`` (rows lo, hi, depth: the vertices verts[lo:hi],
     numbered lo..hi-1) in one compiled call; fills ``iperm`` (new number per vertex) and
     returns the separators found as rows (depth, vertices, weight)."""
@@ -118,7 +122,7 @@ def nd_kernel(indptr, indices, ewgt, vwgt, verts, iperm, tasks, eps, seed, leaf_
             continue
         where = ml_separator_nb(sub[0], sub[1], sub[2], sub[3], eps, passes)
         if size >= MULTI_SEP_MIN:
-            where = _best_of(sub, where, eps, passes, MULTI_SEPS - 1)
+            where = _best_of(sub, where, eps, passes, runs - 1)
         start = _regroup(verts, lo, where, 3)
         n0, n1 = start[1], start[2] - start[1]
         if n0 == 0 or n1 == 0:       # no split: a dense piece
@@ -306,7 +310,7 @@ def order(graph, *, matcher="local_max", rating="expansion_star2", eps=DEFAULT_E
                                eps=float(eps), seed=int(seed), method=method, device=device, leaf_size=leaf_size)
     kseed = (int(seed) * 1_000_003 + KERNEL_STREAM) % (2**31 - 1)
     ksep = nd_kernel(indptr, indices, ewgt, vwgt, verts, iperm_c,
-                     np.asarray(tasks, dtype=np.int64).reshape(-1, 3), float(eps), kseed, int(leaf_size), SEP_PASSES)
+                     np.asarray(tasks, dtype=np.int64).reshape(-1, 3), float(eps), kseed, int(leaf_size), ND_SEP_PASSES, MULTI_SEPS)
     separators = np.vstack([np.asarray(seps, dtype=np.float64).reshape(-1, 3), ksep])
     if cmap is not None:
         # members of a compressed vertex get consecutive numbers, in the order of their ids
