@@ -13,7 +13,7 @@ from ..jit import njit
 from ..refine.state import host_induced
 from .compress import MIN_COMPRESSION, identical_groups
 from .mindegree import MAX_DENSE_VERTICES, MD_DELTA, halo_min_degree_order
-from .separator import DEFAULT_EPS, ml_separator_nb
+from .separator import ml_separator_nb
 from .sepfm import side_weights
 
 # ---- tunables -------------------------------------------------------------------------
@@ -39,6 +39,12 @@ MULTI_SEPS = 3
 # sepfm.SEP_PASSES = 10). 5 graphs x 2 seeds, best of 3 on big pieces: 10 passes flops
 # 1.095 x METIS's, 3 passes 1.104 x for 0.94 x the time; one separator: 1.145 vs 1.138 x, 0.90 x.
 ND_SEP_PASSES = 3
+# Balance of nested dissection's separators: each side at most (1 + ORDER_EPS) / 2 of its piece.
+# Looser than METIS's 0.2 (vertex_separator's default): smaller separators pay more than
+# balance. Flops against METIS, 2 seeds each: 5 meshes/grids 1.104 x at 0.2, 1.048 x at 0.3,
+# 1.050 x at 0.4, 1.052 x at 0.5, 1.253 x at 0.7; fe_4elt2 + two 3-D grids 1.384 x at 0.2,
+# 1.299 x at 0.3, 1.295 x at 0.4.
+ORDER_EPS = 0.3
 # Hash stream of the kernel's seed (distinct from the separators' own seeds).
 KERNEL_STREAM = 0x0D15
 
@@ -259,7 +265,7 @@ class OrderResult(tuple):
         return self
 
 
-def order(graph, *, matcher="local_max", rating="expansion_star2", eps=DEFAULT_EPS, seed=0, leaf_size=LEAF_SIZE,
+def order(graph, *, matcher="local_max", rating="expansion_star2", eps=ORDER_EPS, seed=0, leaf_size=LEAF_SIZE,
           compress=True, method="apfb", device="auto"):
     """A fill-reducing nested-dissection ordering of ``graph``: returns ``(perm, iperm)``
     (numpy int64; an OrderResult) with pymetis.nested_dissection's meaning: the permuted
