@@ -119,8 +119,8 @@ def cmd_order(args, out):
     out = _say(target, out)
     g = _load(args)
     t0 = time.perf_counter()
-    res = order(g, matcher=args.matcher, eps=ORDER_EPS if args.eps is None else args.eps, seed=args.seed, method=args.method,
-                leaf_size=args.leaf_size or LEAF_SIZE, compress=not args.no_compress)
+    res = order(g, matcher=args.matcher, eps=ORDER_EPS if args.eps is None else args.eps, seed=args.seed,
+                method=args.method, leaf_size=args.leaf_size or LEAF_SIZE, compress=not args.no_compress)
     seconds = time.perf_counter() - t0
     f = fill(g, res.perm)
     seps = res.separators
@@ -153,7 +153,8 @@ def cmd_separator(args, out):
     g = _load(args)
     if g.n and g.total_vwgt <= 0:
         raise MatchpartError(f"{args.graph}: every vertex weight is 0, so the sides cannot be balanced")
-    r = vertex_separator(g, matcher=args.matcher, eps=DEFAULT_EPS if args.eps is None else args.eps, seed=args.seed, method=args.method)
+    r = vertex_separator(g, matcher=args.matcher, eps=DEFAULT_EPS if args.eps is None else args.eps, seed=args.seed,
+                         method=args.method)
     report = {"graph": args.graph, "vertices": g.n, "separator_weight": r.weight,
               "separator_vertices": int((r.labels == 2).sum()), "side_weights": list(r.side_weights),
               "max_side_weight": r.max_side_weight, "balanced": r.balanced, "levels": r.levels, "time": r.time,

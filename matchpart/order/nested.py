@@ -98,7 +98,8 @@ def _regroup(verts, lo, labels, nlabels):
 def nd_kernel(indptr, indices, ewgt, vwgt, verts, iperm, tasks, eps, seed, leaf_size, passes, runs):
     """Nested dissection of the pieces ``tasks`` (rows lo, hi, depth: the vertices verts[lo:hi],
     numbered lo..hi-1) in one compiled call; fills ``iperm`` (new number per vertex) and
-    returns the separators found as rows (depth, vertices, weight)."""
+    returns the separators found as rows (depth, vertices, weight). ``passes``: separator FM
+    passes per level; ``runs``: separators tried on pieces of MULTI_SEP_MIN+ vertices."""
     n = verts.shape[0]
     np.random.seed(seed)
     local = np.full(indptr.shape[0] - 1, -1, dtype=np.int64)
@@ -274,10 +275,12 @@ def order(graph, *, matcher="local_max", rating="expansion_star2", eps=ORDER_EPS
     Vertices with identical closed neighbourhoods are merged first (``compress``); then each
     piece is split by a vertex separator (vertex_separator's multilevel method with
     ``matcher``/``rating``/``method`` on pieces of more than PY_MIN_VERTICES vertices, the
-    compiled heavy-edge version below), the separator numbered after both sides, the sides
-    ordered recursively; disconnected pieces are ordered one component at a time, pieces of
-    at most ``leaf_size`` vertices by minimum degree. ``eps``: each side weighs at most
-    (1 + eps) / 2 of its piece. Deterministic for a seed; independent of the thread count.
+    compiled heavy-edge version below, the lightest of MULTI_SEPS on pieces of MULTI_SEP_MIN+
+    vertices), the separator numbered after both sides, the sides ordered recursively;
+    disconnected pieces are ordered one component at a time, pieces of at most ``leaf_size``
+    vertices by multiple minimum degree with their halo of ancestor-separator vertices
+    counted in the degrees. ``eps``: each side weighs at most (1 + eps) / 2 of its piece
+    (ORDER_EPS = 0.3 by default). Deterministic for a seed; independent of the thread count.
     """
     from ..io import as_graph
     from ..matchers import resolve
@@ -316,7 +319,8 @@ def order(graph, *, matcher="local_max", rating="expansion_star2", eps=ORDER_EPS
                                eps=float(eps), seed=int(seed), method=method, device=device, leaf_size=leaf_size)
     kseed = (int(seed) * 1_000_003 + KERNEL_STREAM) % (2**31 - 1)
     ksep = nd_kernel(indptr, indices, ewgt, vwgt, verts, iperm_c,
-                     np.asarray(tasks, dtype=np.int64).reshape(-1, 3), float(eps), kseed, int(leaf_size), ND_SEP_PASSES, MULTI_SEPS)
+                     np.asarray(tasks, dtype=np.int64).reshape(-1, 3), float(eps), kseed, int(leaf_size),
+                     ND_SEP_PASSES, MULTI_SEPS)
     separators = np.vstack([np.asarray(seps, dtype=np.float64).reshape(-1, 3), ksep])
     if cmap is not None:
         # members of a compressed vertex get consecutive numbers, in the order of their ids
