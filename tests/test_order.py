@@ -18,7 +18,7 @@ from matchpart.order.cover import konig_cover, max_matching_nb, min_vertex_cover
 from matchpart.order.fill import fill
 from matchpart.order.mindegree import halo_min_degree_order, min_degree_order
 from matchpart.order.nested import _with_halo, order
-from matchpart.order.separator import ml_separator_nb, separator_from_bisection, vertex_separator
+from matchpart.order.separator import ml_separator_nb, separator_from_bisection, thin_separator, vertex_separator
 
 from conftest import shared_graph as shared_path
 
@@ -192,6 +192,21 @@ def test_fill_of_known_orderings():
 
 
 # ---- minimum degree and compression ----------------------------------------------------------
+def test_thin_separator_cuts_a_thick_band_to_one_line():
+    # a band three lines thick across a 10 x 10 grid: the smallest separator inside band and
+    # boundary is one line of 10 (every path from side 0 to side 1 crosses each line)
+    g = matchpart.generate("grid:10x10")
+    line = np.arange(100) // 10
+    where = np.where(line < 4, 0, np.where(line < 7, 2, 1)).astype(np.int64)
+    assert_separator(g, where, 0.2)
+    thin = thin_separator(g.indptr.astype(np.int64), g.indices, np.ones(100, dtype=np.int64), where, 60.0)
+    assert_separator(g, thin, 0.2)
+    assert (thin == 2).sum() == 10
+    # nothing lighter within the bound: unchanged
+    again = thin_separator(g.indptr.astype(np.int64), g.indices, np.ones(100, dtype=np.int64), thin, 60.0)
+    assert (again == thin).all()
+
+
 def test_min_degree_gives_no_fill_on_trees():
     # exact minimum degree (no multiple elimination: delta 0) never creates fill on a tree
     def md(g):

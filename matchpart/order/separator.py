@@ -181,12 +181,36 @@ def heavy_edge_hierarchy(graph, coarsen_to, cap, min_shrink):
 
 
 @njit(cache=True, internal=True)
+def thin_separator(indptr, indices, vwgt, where, maxside):
+    """The separator ``where`` thinned by minimum vertex covers: with the separator joined to
+    side s, the cut edges are those between it and side 1 - s, and a minimum cover of them
+    is a separator too, never larger than the old one's vertices on that boundary. The
+    lighter of the two (s = 0, 1) replaces ``where`` if it is lighter and both its sides fit
+    ``maxside``. A projected separator is as thick as a coarse vertex; FM thins it one move
+    at a time, a 3-D stencil's only through moves that first pull more vertices in."""
+    pw = side_weights(where, vwgt)
+    best = where
+    best_sep = pw[2]
+    for s in range(2):
+        side = where.copy()
+        for v in range(side.shape[0]):
+            if side[v] == 2:
+                side[v] = s
+        cand = separator_from_bisection_nb(indptr, indices, side)
+        cw = side_weights(cand, vwgt)
+        if cw[2] < best_sep and cw[0] <= maxside and cw[1] <= maxside:
+            best, best_sep = cand, cw[2]
+    return best
+
+
+@njit(cache=True, internal=True)
 def _uncoarsen(graphs, cmaps, where, maxside, passes):
-    """Project the coarsest level's separator ``where`` level by level, refining each."""
+    """Project the coarsest level's separator ``where`` level by level, thinning and refining each."""
     for level in range(len(graphs) - 2, -1, -1):
         fine = graphs[level]
         cmap = cmaps[level + 1]
         where = project_labels(where, cmap, fine[0].shape[0] - 1)
+        where = thin_separator(fine[0], fine[1], fine[3], where, maxside)
         refine_separator(fine[0], fine[1], fine[3], where, maxside, passes, np.random.randint(0, 2**31))
     return where
 
@@ -238,6 +262,7 @@ def multilevel_separator(g, *, matcher, rating, eps, seed, method, device="auto"
     for i in range(len(levels) - 2, -1, -1):
         where = where[be.to_host(levels[i].mapping)]
         indptr, indices, _, vwgt = host_arrays(levels[i].graph)
+        where = thin_separator(indptr, indices, vwgt, where, maxside)
         refine_separator(indptr, indices, vwgt, where, maxside, SEP_PASSES, (seed * 1_000_003 + i) % (2**31 - 1))
     return where, [lv.graph.n for lv in levels]
 
