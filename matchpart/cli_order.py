@@ -48,8 +48,9 @@ def add_parsers(add):
                        help="remove self-loops instead of reporting them (always on for .mtx)")
         s.add_argument("-m", "--matcher", default="local_max",
                        help="matcher for coarsening (default: local_max; see 'matchpart matchers')")
-        s.add_argument("--eps", type=_eps, default=0.2,
-                       help="each separator side weighs at most (1+eps)/2 of its piece (default 0.2, METIS's)")
+        s.add_argument("--eps", type=_eps, default=None,
+                       help="each separator side weighs at most (1+eps)/2 of its piece (default: "
+                            + ("0.3, matchpart.order's)" if name == "order" else "0.2, METIS's)"))
         s.add_argument("--seed", type=_seed, default=0, help="random seed (default 0)")
         s.add_argument("--method", default="apfb", choices=("apfb", "apsb"),
                        help="exact bipartite matcher behind the minimum vertex covers (default apfb)")
@@ -113,13 +114,13 @@ def _say(target, out):
 
 def cmd_order(args, out):
     from .order.fill import fill
-    from .order.nested import LEAF_SIZE, order
+    from .order.nested import LEAF_SIZE, ORDER_EPS, order
     target = _target(args, "iperm")
     out = _say(target, out)
     g = _load(args)
     t0 = time.perf_counter()
-    res = order(g, matcher=args.matcher, eps=args.eps, seed=args.seed, method=args.method,
-                leaf_size=args.leaf_size or LEAF_SIZE, compress=not args.no_compress)
+    res = order(g, matcher=args.matcher, eps=ORDER_EPS if args.eps is None else args.eps, seed=args.seed,
+                method=args.method, leaf_size=args.leaf_size or LEAF_SIZE, compress=not args.no_compress)
     seconds = time.perf_counter() - t0
     f = fill(g, res.perm)
     seps = res.separators
@@ -146,13 +147,14 @@ def cmd_order(args, out):
 
 
 def cmd_separator(args, out):
-    from .order.separator import vertex_separator
+    from .order.separator import DEFAULT_EPS, vertex_separator
     target = _target(args, "sep")
     out = _say(target, out)
     g = _load(args)
     if g.n and g.total_vwgt <= 0:
         raise MatchpartError(f"{args.graph}: every vertex weight is 0, so the sides cannot be balanced")
-    r = vertex_separator(g, matcher=args.matcher, eps=args.eps, seed=args.seed, method=args.method)
+    r = vertex_separator(g, matcher=args.matcher, eps=DEFAULT_EPS if args.eps is None else args.eps, seed=args.seed,
+                         method=args.method)
     report = {"graph": args.graph, "vertices": g.n, "separator_weight": r.weight,
               "separator_vertices": int((r.labels == 2).sum()), "side_weights": list(r.side_weights),
               "max_side_weight": r.max_side_weight, "balanced": r.balanced, "levels": r.levels, "time": r.time,

@@ -163,13 +163,14 @@ def nested_dissection(adjacency=None, xadj=None, adjncy=None, vweights=None, opt
 
     Input as in ``part_graph`` (neighbour lists, a CSRAdjacency, or xadj/adjncy).
     ``vweights`` weigh the vertices for the separators' balance. ``options``: ``seed`` and
-    ``ufactor`` (each separator side at most (1 + ufactor / 1000) / 2 of its piece; METIS's
-    ordering default is 200) are honoured, ``numbering`` 0 and ``dbglvl`` 0 accepted.
+    ``ufactor`` (each separator side at most (1 + ufactor / 1000) / 2 of its piece; without it
+    matchpart.order's default, 300, where METIS's is 200) are honoured, ``numbering`` 0 and
+    ``dbglvl`` 0 accepted.
     """
-    from .order.nested import DEFAULT_EPS, order
+    from .order.nested import ORDER_EPS, order
     opts = _metis_options(options)
     graph = _graph_from_pymetis_input(adjacency, xadj, adjncy, vweights, None)
-    kwargs = {"seed": opts.get("seed", 0), "eps": opts.get("ufactor", round(1000 * DEFAULT_EPS)) / 1000.0,
+    kwargs = {"seed": opts.get("seed", 0), "eps": opts.get("ufactor", round(1000 * ORDER_EPS)) / 1000.0,
               "device": device}
     if matcher is not None:
         kwargs["matcher"] = matcher

@@ -16,9 +16,9 @@ from matchpart.errors import GraphError
 from matchpart.order.compress import identical_groups
 from matchpart.order.cover import konig_cover, max_matching_nb, min_vertex_cover
 from matchpart.order.fill import fill
-from matchpart.order.mindegree import min_degree_order
-from matchpart.order.nested import order
-from matchpart.order.separator import ml_separator_nb, separator_from_bisection, vertex_separator
+from matchpart.order.mindegree import halo_min_degree_order, min_degree_order
+from matchpart.order.nested import _with_halo, order
+from matchpart.order.separator import ml_separator_nb, separator_from_bisection, thin_separator, vertex_separator
 
 from conftest import shared_graph as shared_path
 
@@ -192,18 +192,78 @@ def test_fill_of_known_orderings():
 
 
 # ---- minimum degree and compression ----------------------------------------------------------
+def test_thin_separator_cuts_a_thick_band_to_one_line():
+    # a band three lines thick across a 10 x 10 grid: the smallest separator inside band and
+    # boundary is one line of 10 (every path from side 0 to side 1 crosses each line)
+    g = matchpart.generate("grid:10x10")
+    line = np.arange(100) // 10
+    where = np.where(line < 4, 0, np.where(line < 7, 2, 1)).astype(np.int64)
+    assert_separator(g, where, 0.2)
+    thin = thin_separator(g.indptr.astype(np.int64), g.indices, np.ones(100, dtype=np.int64), where, 60.0)
+    assert_separator(g, thin, 0.2)
+    assert (thin == 2).sum() == 10
+    # nothing lighter within the bound: unchanged
+    again = thin_separator(g.indptr.astype(np.int64), g.indices, np.ones(100, dtype=np.int64), thin, 60.0)
+    assert (again == thin).all()
+
+
 def test_min_degree_gives_no_fill_on_trees():
-    for spec in ("grid:1x40",):
-        g = matchpart.generate(spec)
-        o = min_degree_order(g.indptr.astype(np.int64), g.indices, np.ones(g.n, dtype=np.int64))
-        assert sorted(o.tolist()) == list(range(g.n))
-        assert fill(g, o).nnz == 2 * g.n - 1
+    # exact minimum degree (no multiple elimination: delta 0) never creates fill on a tree
+    def md(g):
+        return halo_min_degree_order(g.indptr.astype(np.int64), g.indices, np.ones(g.n, dtype=np.int64), g.n, 0)
+    g = matchpart.generate("grid:1x40")
+    o = md(g)
+    assert sorted(o.tolist()) == list(range(g.n))
+    assert fill(g, o).nnz == 2 * g.n - 1
     rng = np.random.default_rng(0)
     parent = [int(rng.integers(0, i)) for i in range(1, 80)]
     A = sp.coo_matrix((np.ones(79), (np.arange(1, 80), parent)), shape=(80, 80))
     tree = matchpart.Graph.from_scipy(sp.csr_matrix(A + A.T))
+    assert fill(tree, md(tree)).nnz == 80 + 79
     o = min_degree_order(tree.indptr.astype(np.int64), tree.indices, np.ones(80, dtype=np.int64))
-    assert fill(tree, o).nnz == 80 + 79
+    assert sorted(o.tolist()) == list(range(80))
+
+
+def test_min_degree_merges_indistinguishable_vertices_without_fill():
+    # a clique with a pendant path: the clique's vertices become indistinguishable and are
+    # eliminated together; exact MD of a chordal graph like this one gives no fill
+    A = np.zeros((9, 9), dtype=np.int64)
+    A[:5, :5] = 1
+    for a, b in ((4, 5), (5, 6), (6, 7), (7, 8)):
+        A[a, b] = A[b, a] = 1
+    np.fill_diagonal(A, 0)
+    g = matchpart.Graph.from_scipy(sp.csr_matrix(A))
+    for delta in (0, 1, 2):
+        o = halo_min_degree_order(g.indptr.astype(np.int64), g.indices, np.ones(9, dtype=np.int64), 9, delta)
+        assert sorted(o.tolist()) == list(range(9))
+        if delta == 0:
+            assert fill(g, o).nnz == 9 + (A.sum() // 2)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_halo_counts_in_degrees_and_is_never_eliminated(seed):
+    # reference: networkx-free brute force on the dense matrix: the first vertex eliminated
+    # is the piece vertex of least degree counting its halo neighbours (lowest id on ties)
+    g = random_graph(14, 0.3, seed)
+    rng = np.random.default_rng(seed)
+    piece = np.sort(rng.choice(14, size=8, replace=False)).astype(np.int64)
+    local = np.full(14, -1, dtype=np.int64)
+    ptr, idx, vw = _with_halo(g.indptr.astype(np.int64), g.indices, np.ones(14, dtype=np.int64), piece, local)
+    assert (local == -1).all()
+    M = g.to_scipy().toarray() != 0
+    outside = []                                  # halo ids in order of discovery
+    for v in piece:
+        outside += [int(u) for u in g.indices[g.indptr[v]:g.indptr[v + 1]] if u not in piece and u not in outside]
+    assert ptr.shape[0] - 1 == 8 + len(outside)
+    ids = np.concatenate([piece, np.array(outside, dtype=np.int64)])
+    S = sp.csr_matrix((np.ones(idx.shape[0]), idx, ptr), shape=(len(ids), len(ids))).toarray() != 0
+    want = M[np.ix_(ids, ids)].copy()
+    want[8:, 8:] = False                          # halo-halo edges are left out
+    assert (S == want).all()
+    o = halo_min_degree_order(ptr, idx, vw, 8, 0)
+    assert sorted(o.tolist()) == list(range(8))
+    degrees = want[:8].sum(axis=1)
+    assert o[0] == int(np.flatnonzero(degrees == degrees.min())[0])
 
 
 def test_compression_merges_identical_vertices_and_numbers_them_together():

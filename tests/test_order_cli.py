@@ -15,7 +15,7 @@ def test_order_writes_iperm_like_ndmetis(tmp_path, capsys):
     g = matchpart.generate("grid:15x15")
     path = tmp_path / "g.graph"
     matchpart.save_graph(g, str(path))
-    assert main(["order", str(path)]) == 0
+    assert main(["order", str(path), "--leaf-size", "120"]) == 0
     out = capsys.readouterr().out
     lines = (tmp_path / "g.graph.iperm").read_text().split()
     iperm = np.array([int(x) for x in lines])

@@ -12,20 +12,39 @@ from ..errors import GraphError
 from ..jit import njit
 from ..refine.state import host_induced
 from .compress import MIN_COMPRESSION, identical_groups
-from .mindegree import MAX_DENSE_VERTICES, min_degree_order
-from .separator import DEFAULT_EPS, ml_separator_nb
-from .sepfm import SEP_PASSES
+from .mindegree import MAX_DENSE_VERTICES, MD_DELTA, halo_min_degree_order
+from .separator import ml_separator_nb
+from .sepfm import side_weights
 
 # ---- tunables -------------------------------------------------------------------------
 # Pieces of at most this many vertices are ordered by minimum degree instead of being
-# dissected further (METIS switches to its minimum degree at 120 vertices). Measured (3 seeds,
-# flops against METIS): 4elt 1.28 x at 120, 1.33 x at 200, 1.43 x at 400; 60 was no better
-# than 120 and slower (1.3 x the time).
-LEAF_SIZE = 120
+# dissected further (METIS switches at 120). With the halo-aware multiple minimum degree
+# (mindegree.py), 5 graphs x 2 seeds against METIS: 250 gives nnz 1.031 x / flops 1.120 x,
+# 120 gives 1.031 x / 1.118 x; the levels it saves are the dearest per vertex (a separator
+# of 250 vertices costs 4.4 us a vertex, one of 4000+ vertices 1.6-1.8 us).
+LEAF_SIZE = 250
 # Pieces above this many vertices get the public multilevel separator (the chosen matcher's
 # coarsening, the exact bipartite matcher); smaller ones the compiled kernel, which orders
-# all of them in one call (thousands of pieces: Python per piece would cost more than the work).
-PY_MIN_VERTICES = 20_000
+# all of them in one call. delaunay_n15's top separator took 0.19 s the public way against
+# 0.06-0.09 s for a kernel run, so below a million vertices the kernel's best of MULTI_SEPS
+# runs is both cheaper and smaller; above, the chosen matcher's threads / GPU are expected
+# to pay (not measured).
+PY_MIN_VERTICES = 1_000_000
+# Pieces of at least this many vertices get MULTI_SEPS separators, the lightest kept (METIS's
+# nseps): their separators make most of the flops. 5 graphs x 2 seeds: flops 1.120 -> 1.084 x
+# METIS's (rgg_n_2_15_s0 1.094 -> 0.997 x).
+MULTI_SEP_MIN = 8000
+MULTI_SEPS = 3
+# Separator FM passes per level inside nested dissection (the public vertex_separator keeps
+# sepfm.SEP_PASSES = 10). 5 graphs x 2 seeds, best of 3 on big pieces: 10 passes flops
+# 1.095 x METIS's, 3 passes 1.104 x for 0.94 x the time; one separator: 1.145 vs 1.138 x, 0.90 x.
+ND_SEP_PASSES = 3
+# Balance of nested dissection's separators: each side at most (1 + ORDER_EPS) / 2 of its piece.
+# Looser than METIS's 0.2 (vertex_separator's default): smaller separators pay more than
+# balance. Flops against METIS, 2 seeds each: 5 meshes/grids 1.104 x at 0.2, 1.048 x at 0.3,
+# 1.050 x at 0.4, 1.052 x at 0.5, 1.253 x at 0.7; fe_4elt2 + two 3-D grids 1.384 x at 0.2,
+# 1.299 x at 0.3, 1.295 x at 0.4.
+ORDER_EPS = 0.3
 # Hash stream of the kernel's seed (distinct from the separators' own seeds).
 KERNEL_STREAM = 0x0D15
 
@@ -76,10 +95,11 @@ def _regroup(verts, lo, labels, nlabels):
 
 
 @njit(cache=True)
-def nd_kernel(indptr, indices, ewgt, vwgt, verts, iperm, tasks, eps, seed, leaf_size, passes):
+def nd_kernel(indptr, indices, ewgt, vwgt, verts, iperm, tasks, eps, seed, leaf_size, passes, runs):
     """Nested dissection of the pieces ``tasks`` (rows lo, hi, depth: the vertices verts[lo:hi],
     numbered lo..hi-1) in one compiled call; fills ``iperm`` (new number per vertex) and
-    returns the separators found as rows (depth, vertices, weight)."""
+    returns the separators found as rows (depth, vertices, weight). ``passes``: separator FM
+    passes per level; ``runs``: separators tried on pieces of MULTI_SEP_MIN+ vertices."""
     n = verts.shape[0]
     np.random.seed(seed)
     local = np.full(indptr.shape[0] - 1, -1, dtype=np.int64)
@@ -96,10 +116,10 @@ def nd_kernel(indptr, indices, ewgt, vwgt, verts, iperm, tasks, eps, seed, leaf_
         size = hi - lo
         if size == 0:
             continue
-        sub = host_induced(indptr, indices, ewgt, vwgt, verts[lo:hi], local)
         if size <= leaf_size:
-            _number_by_min_degree(sub, verts, lo, iperm)
+            _number_by_min_degree(indptr, indices, vwgt, verts, lo, hi, iperm, local)
             continue
+        sub = host_induced(indptr, indices, ewgt, vwgt, verts[lo:hi], local)
         comp, ncomp = _components(sub[0], sub[1])
         if ncomp > 1:
             start = _regroup(verts, lo, comp, ncomp)
@@ -108,12 +128,13 @@ def nd_kernel(indptr, indices, ewgt, vwgt, verts, iperm, tasks, eps, seed, leaf_
                 top += 1
             continue
         where = ml_separator_nb(sub[0], sub[1], sub[2], sub[3], eps, passes)
+        if size >= MULTI_SEP_MIN:
+            where = _best_of(sub, where, eps, passes, runs - 1)
         start = _regroup(verts, lo, where, 3)
         n0, n1 = start[1], start[2] - start[1]
         if n0 == 0 or n1 == 0:       # no split: a dense piece
             if size <= MAX_DENSE_VERTICES:
-                sub = host_induced(indptr, indices, ewgt, vwgt, verts[lo:hi], local)
-                _number_by_min_degree(sub, verts, lo, iperm)
+                _number_by_min_degree(indptr, indices, vwgt, verts, lo, hi, iperm, local)
                 continue
             if start[2] == size or start[2] == 0:   # nothing separated at all: natural order
                 for p in range(lo, hi):
@@ -132,9 +153,100 @@ def nd_kernel(indptr, indices, ewgt, vwgt, verts, iperm, tasks, eps, seed, leaf_
 
 
 @njit(cache=True, internal=True)
-def _number_by_min_degree(sub, verts, lo, iperm):
-    order = min_degree_order(sub[0], sub[1], sub[3])
-    for k in range(order.shape[0]):
+def _best_of(sub, where, eps, passes, more):
+    """The lightest of ``where`` and ``more`` further separators of the piece ``sub`` (sides
+    over the bound lose to any balanced one)."""
+    total = 0.0
+    for v in range(sub[3].shape[0]):
+        total += sub[3][v]
+    maxside = 0.5 * (1.0 + eps) * total
+    pw = side_weights(where, sub[3])
+    best_over, best_sep = max(pw[0] - maxside, 0.0) + max(pw[1] - maxside, 0.0), pw[2]
+    for _ in range(more):
+        other = ml_separator_nb(sub[0], sub[1], sub[2], sub[3], eps, passes)
+        pw = side_weights(other, sub[3])
+        over = max(pw[0] - maxside, 0.0) + max(pw[1] - maxside, 0.0)
+        if over < best_over or (over == best_over and pw[2] < best_sep):
+            where, best_over, best_sep = other, over, pw[2]
+    return where
+
+
+@njit(cache=True, internal=True)
+def _with_halo(indptr, indices, vwgt, piece, local):
+    """CSR (indptr, indices, vwgt) of the piece's vertices (0..p-1, as in ``piece``) followed by
+    its halo: the outside neighbours (all in ancestor separators), with the piece-halo edges
+    only. ``local`` is -1 everywhere before and after."""
+    p = piece.shape[0]
+    for i in range(p):
+        local[piece[i]] = i
+    nh = 0
+    halo = np.empty(p + 1, dtype=np.int64)
+    m = 0
+    for i in range(p):
+        v = piece[i]
+        for e in range(indptr[v], indptr[v + 1]):
+            u = indices[e]
+            if local[u] < 0:
+                if nh == halo.shape[0]:
+                    grown = np.empty(2 * nh, dtype=np.int64)
+                    grown[:nh] = halo
+                    halo = grown
+                local[u] = p + nh
+                halo[nh] = u
+                nh += 1
+            m += 1
+    deg = np.zeros(p + nh + 1, dtype=np.int64)
+    for i in range(p):
+        v = piece[i]
+        deg[i + 1] += indptr[v + 1] - indptr[v]
+        for e in range(indptr[v], indptr[v + 1]):
+            if local[indices[e]] >= p:
+                deg[local[indices[e]] + 1] += 1
+    for i in range(p + nh):
+        deg[i + 1] += deg[i]
+    sub_indices = np.empty(2 * m, dtype=np.int64)
+    at = deg[:-1].copy()
+    for i in range(p):
+        v = piece[i]
+        for e in range(indptr[v], indptr[v + 1]):
+            u = local[indices[e]]
+            sub_indices[at[i]] = u
+            at[i] += 1
+            if u >= p:
+                sub_indices[at[u]] = i
+                at[u] += 1
+    sub_vwgt = np.empty(p + nh, dtype=vwgt.dtype)
+    for i in range(p):
+        sub_vwgt[i] = vwgt[piece[i]]
+        local[piece[i]] = -1
+    for j in range(nh):
+        sub_vwgt[p + j] = vwgt[halo[j]]
+        local[halo[j]] = -1
+    return deg, sub_indices[:deg[p + nh]], sub_vwgt
+
+
+@njit(cache=True, internal=True)
+def _number_by_min_degree(indptr, indices, vwgt, verts, lo, hi, iperm, local):
+    """Number verts[lo:hi] lo..hi-1 by multiple minimum degree, their halo of ancestor
+    separator vertices counted in the degrees where piece and halo fit the dense kernel."""
+    sub = _with_halo(indptr, indices, vwgt, verts[lo:hi], local)
+    size = hi - lo
+    if sub[0].shape[0] - 1 > MAX_DENSE_VERTICES:
+        ptr, idx = sub[0], sub[1]
+        # drop the halo: keep the piece's own rows and their in-piece entries
+        keep = np.empty(idx.shape[0], dtype=np.int64)
+        nptr = np.zeros(size + 1, dtype=np.int64)
+        k = 0
+        for i in range(size):
+            for e in range(ptr[i], ptr[i + 1]):
+                if idx[e] < size:
+                    keep[k] = idx[e]
+                    k += 1
+            nptr[i + 1] = k
+        order = halo_min_degree_order(nptr, keep[:k], sub[2][:size], size, MD_DELTA)
+    else:
+        order = halo_min_degree_order(sub[0], sub[1], sub[2], size, MD_DELTA)
+    for k in range(size):
         iperm[verts[lo + order[k]]] = lo + k
 
 
@@ -154,7 +266,7 @@ class OrderResult(tuple):
         return self
 
 
-def order(graph, *, matcher="local_max", rating="expansion_star2", eps=DEFAULT_EPS, seed=0, leaf_size=LEAF_SIZE,
+def order(graph, *, matcher="local_max", rating="expansion_star2", eps=ORDER_EPS, seed=0, leaf_size=LEAF_SIZE,
           compress=True, method="apfb", device="auto"):
     """A fill-reducing nested-dissection ordering of ``graph``: returns ``(perm, iperm)``
     (numpy int64; an OrderResult) with pymetis.nested_dissection's meaning: the permuted
@@ -163,10 +275,12 @@ def order(graph, *, matcher="local_max", rating="expansion_star2", eps=DEFAULT_E
     Vertices with identical closed neighbourhoods are merged first (``compress``); then each
     piece is split by a vertex separator (vertex_separator's multilevel method with
     ``matcher``/``rating``/``method`` on pieces of more than PY_MIN_VERTICES vertices, the
-    compiled heavy-edge version below), the separator numbered after both sides, the sides
-    ordered recursively; disconnected pieces are ordered one component at a time, pieces of
-    at most ``leaf_size`` vertices by minimum degree. ``eps``: each side weighs at most
-    (1 + eps) / 2 of its piece. Deterministic for a seed; independent of the thread count.
+    compiled heavy-edge version below, the lightest of MULTI_SEPS on pieces of MULTI_SEP_MIN+
+    vertices), the separator numbered after both sides, the sides ordered recursively;
+    disconnected pieces are ordered one component at a time, pieces of at most ``leaf_size``
+    vertices by multiple minimum degree with their halo of ancestor-separator vertices
+    counted in the degrees. ``eps``: each side weighs at most (1 + eps) / 2 of its piece
+    (ORDER_EPS = 0.3 by default). Deterministic for a seed; independent of the thread count.
     """
     from ..io import as_graph
     from ..matchers import resolve
@@ -205,7 +319,8 @@ def order(graph, *, matcher="local_max", rating="expansion_star2", eps=DEFAULT_E
                                eps=float(eps), seed=int(seed), method=method, device=device, leaf_size=leaf_size)
     kseed = (int(seed) * 1_000_003 + KERNEL_STREAM) % (2**31 - 1)
     ksep = nd_kernel(indptr, indices, ewgt, vwgt, verts, iperm_c,
-                     np.asarray(tasks, dtype=np.int64).reshape(-1, 3), float(eps), kseed, int(leaf_size), SEP_PASSES)
+                     np.asarray(tasks, dtype=np.int64).reshape(-1, 3), float(eps), kseed, int(leaf_size),
+                     ND_SEP_PASSES, MULTI_SEPS)
     separators = np.vstack([np.asarray(seps, dtype=np.float64).reshape(-1, 3), ksep])
     if cmap is not None:
         # members of a compressed vertex get consecutive numbers, in the order of their ids

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from ..bisection import _grow_and_refine, heavy_edge_hierarchy, project_labels
+from ..bisection import _grow_and_refine, heavy_edge_matching, project_labels
+from ..coarsen.gather import contract_by_gathering
 from ..errors import GraphError
 from ..jit import njit
 from .cover import konig_cover, max_matching_nb, min_vertex_cover
@@ -29,17 +30,12 @@ INITIAL_FM_PASSES = 8
 # The compiled separators of the nested-dissection kernel coarsen by heavy-edge matching to
 # this many vertices (as bisection.BISECT_COARSEST) ...
 KERNEL_COARSEST = 60
-# ... and keep the best of this many greedy growings there.
+# ... and keep the best of this many greedy growings there. 5 graphs x 2 seeds, flops against
+# METIS (geomean): 2 tries 1.169 x, 4 tries 1.120 x, 8 tries 1.119 x.
 KERNEL_TRIES = 4
-# Pieces of at least TWO_STAGE_MIN vertices are coarsened to max(n / TWO_STAGE_SHRINK,
-# TWO_STAGE_MIN) first and get TWO_STAGE_RUNS multilevel separators there, the best refined
-# back up (METIS's two-stage node bisection does the same): separators of large pieces make
-# most of the fill, and runs on the middle graph cost a fraction of one on the piece.
-# delaunay_n15: flops 1.28 -> 1.21 x METIS's with 4 runs for 2.2 x the time; 2 runs with
-# 10 FM passes (sepfm.SEP_PASSES) 1.22 x for 1.2 x the time.
-TWO_STAGE_MIN = 5000
-TWO_STAGE_SHRINK = 8
-TWO_STAGE_RUNS = 2
+# (METIS's two-stage bisection, 2 runs on a graph coarsened 8 x for pieces of 5000+ vertices,
+# was dropped once nested.MULTI_SEPS gave the large pieces whole runs: flops 1.084 -> 1.095 x
+# for 0.78 x the ordering time.)
 # A compiled coarsening level that keeps more than this share of its vertices ends the hierarchy.
 KERNEL_MIN_SHRINK = 0.9
 
@@ -164,12 +160,57 @@ def coarsest_separator(indptr, indices, ewgt, vwgt, maxside, tries, passes):
 
 # ---- the compiled multilevel separator (nested dissection's kernel) -------------------------
 @njit(cache=True, internal=True)
+def heavy_edge_hierarchy(graph, coarsen_to, cap, min_shrink):
+    """bisection.heavy_edge_hierarchy for the integer edge weights of nested dissection: the
+    coarse rows are sorted by one transposition pass instead of a sort per row (the same
+    graphs; 60% of a separator's time is this hierarchy). (graphs, cmaps), finest first."""
+    graphs = [graph]
+    cmaps = [np.empty(0, dtype=graph[1].dtype)]
+    cur = graph
+    while cur[0].shape[0] - 1 > coarsen_to:
+        nf = cur[0].shape[0] - 1
+        cmap, nc = heavy_edge_matching(cur[0], cur[1], cur[2], cur[3], np.random.permutation(nf), cap)
+        if nc > min_shrink * nf:
+            break
+        m = cur[1].shape[0]
+        cur = contract_by_gathering(cur[0], cur[1], cur[2], cur[3], cmap, nc, np.empty(m, dtype=cur[1].dtype),
+                                    np.empty(m, dtype=cur[2].dtype), True)
+        graphs.append(cur)
+        cmaps.append(cmap)
+    return graphs, cmaps
+
+
+@njit(cache=True, internal=True)
+def thin_separator(indptr, indices, vwgt, where, maxside):
+    """The separator ``where`` thinned by minimum vertex covers: with the separator joined to
+    side s, the cut edges are those between it and side 1 - s, and a minimum cover of them
+    is a separator too, never larger than the old one's vertices on that boundary. The
+    lighter of the two (s = 0, 1) replaces ``where`` if it is lighter and both its sides fit
+    ``maxside``. A projected separator is as thick as a coarse vertex; FM thins it one move
+    at a time, a 3-D stencil's only through moves that first pull more vertices in."""
+    pw = side_weights(where, vwgt)
+    best = where
+    best_sep = pw[2]
+    for s in range(2):
+        side = where.copy()
+        for v in range(side.shape[0]):
+            if side[v] == 2:
+                side[v] = s
+        cand = separator_from_bisection_nb(indptr, indices, side)
+        cw = side_weights(cand, vwgt)
+        if cw[2] < best_sep and cw[0] <= maxside and cw[1] <= maxside:
+            best, best_sep = cand, cw[2]
+    return best
+
+
+@njit(cache=True, internal=True)
 def _uncoarsen(graphs, cmaps, where, maxside, passes):
-    """Project the coarsest level's separator ``where`` level by level, refining each."""
+    """Project the coarsest level's separator ``where`` level by level, thinning and refining each."""
     for level in range(len(graphs) - 2, -1, -1):
         fine = graphs[level]
         cmap = cmaps[level + 1]
         where = project_labels(where, cmap, fine[0].shape[0] - 1)
+        where = thin_separator(fine[0], fine[1], fine[3], where, maxside)
         refine_separator(fine[0], fine[1], fine[3], where, maxside, passes, np.random.randint(0, 2**31))
     return where
 
@@ -185,13 +226,8 @@ def _ml_once(indptr, indices, ewgt, vwgt, maxside, cap, passes):
 
 @njit(cache=True, internal=True)
 def ml_separator_nb(indptr, indices, ewgt, vwgt, eps, passes):
-    """Labels 0 / 1 / 2 of a multilevel vertex separator, drawing on numba's generator.
-
-    Pieces of fewer than TWO_STAGE_MIN vertices get one multilevel run (_ml_once). Larger ones
-    are first coarsened to max(n / TWO_STAGE_SHRINK, TWO_STAGE_MIN) vertices, get TWO_STAGE_RUNS
-    independent multilevel runs there (the smallest separator kept), and that one is refined
-    back up: a wider search where it pays, at the cost of the small middle graph only.
-    """
+    """Labels 0 / 1 / 2 of a multilevel vertex separator (one _ml_once run), drawing on
+    numba's generator; each side weighs at most (1 + eps) / 2 of the total."""
     n = indptr.shape[0] - 1
     total = 0.0
     heaviest = 0.0
@@ -200,20 +236,7 @@ def ml_separator_nb(indptr, indices, ewgt, vwgt, eps, passes):
         heaviest = max(heaviest, vwgt[v])
     maxside = 0.5 * (1.0 + eps) * total
     cap = max(1.5 * total / KERNEL_COARSEST, heaviest)
-    if n < TWO_STAGE_MIN:
-        return _ml_once(indptr, indices, ewgt, vwgt, maxside, cap, passes)
-    graphs, cmaps = heavy_edge_hierarchy((indptr, indices, ewgt, vwgt), max(n // TWO_STAGE_SHRINK, TWO_STAGE_MIN), cap,
-                                         KERNEL_MIN_SHRINK)
-    mid = graphs[len(graphs) - 1]
-    best = np.zeros(mid[0].shape[0] - 1, dtype=np.int64)
-    best_over, best_sep = np.inf, np.inf
-    for _ in range(TWO_STAGE_RUNS):
-        where = _ml_once(mid[0], mid[1], mid[2], mid[3], maxside, cap, passes)
-        pw = side_weights(where, mid[3])
-        over = max(pw[0] - maxside, 0.0) + max(pw[1] - maxside, 0.0)
-        if over < best_over or (over == best_over and pw[2] < best_sep):
-            best, best_over, best_sep = where, over, pw[2]
-    return _uncoarsen(graphs, cmaps, best, maxside, passes)
+    return _ml_once(indptr, indices, ewgt, vwgt, maxside, cap, passes)
 
 
 # ---- the public separator ------------------------------------------------------------------
@@ -239,6 +262,7 @@ def multilevel_separator(g, *, matcher, rating, eps, seed, method, device="auto"
     for i in range(len(levels) - 2, -1, -1):
         where = where[be.to_host(levels[i].mapping)]
         indptr, indices, _, vwgt = host_arrays(levels[i].graph)
+        where = thin_separator(indptr, indices, vwgt, where, maxside)
         refine_separator(indptr, indices, vwgt, where, maxside, SEP_PASSES, (seed * 1_000_003 + i) % (2**31 - 1))
     return where, [lv.graph.n for lv in levels]
 
