@@ -37,6 +37,43 @@ def block_bounds(total_vwgt, k, eps, target_weights=None):
     return np.array([(1.0 + eps) * c for c in ideal], dtype=np.float64)
 
 
+def constraint_bounds(totals, k, eps, target_weights=None):
+    """Per-block, per-constraint bounds ((k, c) numpy array): column j is block_bounds of
+    constraint j's total with its tolerance eps[j] and, when ``target_weights`` is k x c, its
+    own column of fractions (k fractions: the same for every constraint)."""
+    c = len(totals)
+    t = None if target_weights is None else check_constraint_targets(target_weights, k, c)
+    cols = [block_bounds(totals[j], k, float(eps[j]), None if t is None else t[:, j]) for j in range(c)]
+    dtype = np.int64 if all(col.dtype.kind == "i" for col in cols) else np.float64
+    return np.stack([col.astype(dtype) for col in cols], axis=1)
+
+
+def check_constraint_targets(target_weights, k, c):
+    """Target weights for c constraints as a (k, c) float array: k fractions (shared) or k x c,
+    each column summing to 1; ValueError otherwise."""
+    try:
+        t = np.asarray(target_weights, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"target_weights must be {k} numbers or a {k} x {c} table, got {target_weights!r}") from None
+    if t.ndim == 2 and t.shape == (k, c):
+        for j in range(c):
+            check_target_weights(t[:, j], k)
+        return t
+    if t.ndim == 2:
+        raise ValueError(f"target_weights must be {k} fractions or a {k} x {c} table (one column per "
+                         f"constraint), got shape {t.shape}")
+    return np.repeat(check_target_weights(t, k)[:, None], c, axis=1)
+
+
+def constraint_imbalance(bw, totals, k, target_weights=None):
+    """Per constraint, max over blocks of weight / ideal weight - 1 (imbalance_from_weights of
+    each column of the (k, c) host block weights); a list of c floats."""
+    bw = np.asarray(bw)
+    t = None if target_weights is None else check_constraint_targets(target_weights, k, len(totals))
+    return [imbalance_from_weights(bw[:, j], totals[j], k, None if t is None else t[:, j])
+            for j in range(len(totals))]
+
+
 def check_target_weights(target_weights, k):
     """Target weights as a float array of k fractions >= 0 summing to 1; ValueError otherwise."""
     try:
@@ -74,10 +111,15 @@ def infeasibility_proof(vwgt, k, lmax):
 
 
 def block_weights(graph, parts, k):
-    """Weight of each block (array of length k on the graph's backend)."""
+    """Weight of each block (array of length k on the graph's backend; (k, c) for c weights per
+    vertex)."""
     be = graph.backend
     xp = be.xp
     parts = be.to_device(parts)
+    if graph.vwgt.ndim == 2:
+        idx = parts.astype(xp.int64)
+        return xp.stack([be.scatter_add(xp.zeros(k, dtype=graph.vwgt.dtype), idx,
+                                        xp.ascontiguousarray(graph.vwgt[:, j])) for j in range(graph.ncon)], axis=1)
     w = xp.zeros(k, dtype=graph.vwgt.dtype)
     return be.scatter_add(w, parts.astype(xp.int64), graph.vwgt)
 

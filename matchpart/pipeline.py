@@ -52,6 +52,9 @@ class PartitionResult:
     clustered);
     timings: seconds for coarsening, initial, refinement, total; max_block_weight: the bound
     (k bounds with target_weights, the fractions given); threads: CPU threads it ran with.
+    With c weights per vertex: block_weights and max_block_weight have a column per
+    constraint (k x c bounds with target_weights, else c), eps is c tolerances,
+    constraint_imbalance gives each constraint's imbalance and imbalance the largest.
     """
 
     parts: np.ndarray
@@ -67,6 +70,7 @@ class PartitionResult:
     max_block_weight: Any = None
     target_weights: Any = None
     threads: int = 1
+    constraint_imbalance: Any = None
 
 
 def _check_k_eps(k, eps, n):
@@ -290,7 +294,7 @@ def _iterated_vcycle(graph, parts, k, lmax, *, matcher, rating, seed, preset, co
 def partition(graph, k, *, matcher="local_max", rating="expansion_star2", eps=0.03, seed=0,
               device="auto", preset="default", coarsening="matching", edge_weight="weight",
               node_weight=None, target_weights=None, progress=None, threads=None, contiguous=False,
-              cluster_fallback=True):
+              cluster_fallback=True, balance=None):
     """Partition ``graph`` into ``k`` blocks of weight <= (1 + eps) * ceil(W / k), minimising the edge cut.
 
     graph: a matchpart Graph, SciPy sparse matrix, networkx graph, file path or generator
@@ -316,15 +320,24 @@ def partition(graph, k, *, matcher="local_max", rating="expansion_star2", eps=0.
         result = _partition(graph, k, matcher=matcher, rating=rating, eps=eps, seed=seed, device=device,
                             preset=preset, coarsening=coarsening, edge_weight=edge_weight,
                             node_weight=node_weight, target_weights=target_weights, progress=progress,
-                            contiguous=contiguous, cluster_fallback=cluster_fallback)
+                            contiguous=contiguous, cluster_fallback=cluster_fallback, balance=balance)
     result.threads = count
     return result
 
 
 def _partition(graph, k, *, matcher, rating, eps, seed, device, preset, coarsening, edge_weight, node_weight,
-               target_weights, progress, contiguous, cluster_fallback=True):
+               target_weights, progress, contiguous, cluster_fallback=True, balance=None):
     t_start = time.perf_counter()
     g0 = as_graph(graph, edge_weight=edge_weight, node_weight=node_weight)
+    if balance is not None:
+        from .constraints import balance_weights
+        g0 = g0.with_vertex_weights(balance_weights(g0, balance, g0.labels, graph))
+    if g0.ncon > 1:
+        return _partition_nc(g0, k, eps, target_weights, matcher=matcher, rating=rating, seed=seed, device=device,
+                             preset=preset, coarsening=coarsening, cluster_fallback=cluster_fallback,
+                             progress=progress, contiguous=contiguous)
+    if not isinstance(eps, numbers.Real) and hasattr(eps, "__len__") and len(eps) == 1:
+        eps = eps[0]                 # one tolerance per constraint, one constraint
     k, eps = _check_k_eps(k, eps, g0.n)
     pre = get_preset(preset)
     if coarsening not in COARSENINGS:
@@ -410,3 +423,51 @@ def _connected_blocks(g, parts, k, bounds, seed, progress, final=True):
     bounds = np.broadcast_to(np.asarray(h(bounds) if hasattr(bounds, "shape") else bounds, dtype=np.float64), (k,))
     return connect_blocks(h(g.indptr), h(g.indices), h(g.ewgt), h(g.vwgt), h(parts), k, bounds, seed=seed,
                           final=final)
+
+
+def _partition_nc(g0, k, eps, target_weights, *, matcher, rating, seed, device, preset, coarsening,
+                  cluster_fallback, progress, contiguous):
+    """partition() for c > 1 weights per vertex: the checks, then pipeline_ncon on the CPU."""
+    from .constraints import check_eps
+    from .errors import UnsupportedOptionError
+    from .pipeline_ncon import partition_nc
+    c = g0.ncon
+    eps_list = check_eps(eps, c)
+    k, _ = _check_k_eps(k, min(eps_list), g0.n)
+    pre = get_preset(preset)
+    if coarsening not in COARSENINGS:
+        raise ValueError(f"unknown coarsening {coarsening!r}; choose one of {', '.join(COARSENINGS)}")
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    resolve(matcher)
+    if not callable(rating) and rating not in RATINGS:
+        raise ValueError(f"unknown rating {rating!r}; choose one of {', '.join(RATINGS)}")
+    if contiguous:
+        raise UnsupportedOptionError("contiguous=True with several weights per vertex is not supported yet",
+                                     "contiguous")
+    if _backend.get(device).is_gpu:
+        raise UnsupportedOptionError(f"several weights per vertex (ncon={c}) run on the CPU only; "
+                                     "pass device='cpu'", "device")
+    g = g0.to("cpu")
+    tw = None if target_weights is None else metrics.check_constraint_targets(target_weights, k, c)
+    if k == 1 or g.n == 0:
+        from .constraints import check_totals
+        if g.n:
+            check_totals(g.total_vwgt)
+        parts = np.zeros(g.n, dtype=np.int64)
+        bounds = metrics.constraint_bounds(g.total_vwgt, k, eps_list, tw) if g.n else np.zeros((k, c))
+        bw = np.asarray(g.vwgt).sum(axis=0)[None, :] if g.n else np.zeros((k, c))
+        out = {"parts": parts, "cut": 0, "block_weights": bw, "bounds": bounds, "feasible": bool((bw <= bounds).all()),
+               "levels": [], "timings": {"coarsening": 0.0, "initial": 0.0, "refinement": 0.0, "total": 0.0},
+               "imbalance": [0.0] * c}
+    else:
+        out = partition_nc(g, k, eps_list, tw, matcher=matcher, rating=rating, seed=seed, preset=pre,
+                           coarsening=coarsening, cluster_fallback=cluster_fallback, progress=progress)
+    parts = out["parts"]
+    mapping = dict(zip(g0.labels, parts.tolist())) if g0.labels is not None else None
+    bounds = out["bounds"]
+    return PartitionResult(parts=parts, mapping=mapping, cut=out["cut"], imbalance=max(out["imbalance"]),
+                           block_weights=out["block_weights"], feasible=out["feasible"], levels=out["levels"],
+                           timings=out["timings"], k=k, eps=eps_list,
+                           max_block_weight=bounds if tw is not None else bounds[0],
+                           target_weights=tw, constraint_imbalance=out["imbalance"])

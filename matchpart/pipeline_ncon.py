@@ -1,0 +1,133 @@
+"""The multilevel V-cycle for several weights per vertex (METIS's ncon > 1): coarsen a one-weight
+stand-in of the graph under a cap per constraint, partition the coarsest level, then project
+and refine with every constraint's bound on every level (refine/multi.py)."""
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+
+from . import constraints, metrics
+from .coarsen import cluster_mapping, coarsen, level_summaries
+from .coarsen.hierarchy import CAP_FACTOR
+from .graph import Graph
+from .refine.multi import GREEDY_ROUNDS, refine_nc
+
+# Initial partitions tried on the coarsest level (each a recursive bisection of the balance
+# stand-in, then rebalanced and refined under every constraint); the best feasible one is
+# kept. The coarsest graph is small (20 k vertices), so each try costs little beside the run.
+INITIAL_RUNS = 3
+# Seed stream offsets: cycles and the initial runs of one cycle get distinct seeds.
+_CYCLE_STEP = 7919
+_INITIAL_STEP = 15485863
+
+
+def partition_nc(g, k, eps, target_weights, *, matcher, rating, seed, preset, coarsening, cluster_fallback,
+                 progress):
+    """Partition host Graph ``g`` with (n, c) vertex weights; returns the pipeline's result fields as
+    a dict (parts, cut, block_weights, bounds, feasible, levels, timings, imbalance per constraint).
+    ``eps``: c tolerances (constraints.check_eps); ``target_weights``: k or k x c fractions."""
+    t_start = time.perf_counter()
+    vw = np.asarray(g.vwgt)
+    totals = g.total_vwgt
+    constraints.check_totals(totals)
+    bounds = metrics.constraint_bounds(totals, k, eps, target_weights)
+    timings = {"coarsening": 0.0, "initial": 0.0, "refinement": 0.0}
+    say = progress or (lambda step: None)
+    best = None
+    for cycle in range(preset.cycles):
+        cycle_seed = int(seed) + _CYCLE_STEP * cycle
+        parts, levels, over = _vcycle(g, vw, k, eps, bounds, target_weights, matcher=matcher, rating=rating,
+                                      seed=cycle_seed, preset=preset, coarsening=coarsening,
+                                      cluster_fallback=cluster_fallback, timings=timings, say=say)
+        score = (over > 0, metrics.edge_cut(g, parts))
+        if best is None or score < best[0]:
+            best = (score, parts, levels)
+    (_, cut), parts, levels = best
+    bw = _block_weights(parts, vw, k)
+    feasible = bool((bw <= bounds).all())
+    if not feasible:
+        heavy = _heavy_vertex(vw, bounds)
+        why = heavy or "no partition with every block within every constraint's bound was found"
+        warnings.warn(f"partition is not balanced: {why}; the result has feasible=False", stacklevel=3)
+    timings["total"] = time.perf_counter() - t_start
+    return {"parts": parts, "cut": cut, "block_weights": bw, "bounds": bounds, "feasible": feasible,
+            "levels": level_summaries(levels), "timings": timings,
+            "imbalance": metrics.constraint_imbalance(bw, totals, k, target_weights)}
+
+
+def _vcycle(g, vw, k, eps, bounds, target_weights, *, matcher, rating, seed, preset, coarsening,
+            cluster_fallback, timings, say):
+    """One multilevel run: (parts, hierarchy levels, overload left)."""
+    from .initial import initial_partition
+    t0 = time.perf_counter()
+    say(f"coarsening {g.n} vertices ({g.ncon} weights per vertex)")
+    standin = Graph._trusted(g.indptr, g.indices, g.ewgt, constraints.cap_standin(vw), g.backend)
+    coarsen_to = preset.coarsen_to(k)
+    # each constraint's share of a coarse vertex stays below CAP_FACTOR / coarsen_to of its total
+    cap = CAP_FACTOR * constraints.STANDIN_UNITS * g.n / max(coarsen_to, 1)
+    levels = coarsen(standin, matcher=matcher, rating=rating, seed=seed, coarsen_to=coarsen_to,
+                     max_vertex_weight=cap, clusterer=cluster_mapping if coarsening == "cluster" else None,
+                     cluster_fallback=cluster_fallback)
+    weights = [vw]
+    for lv in levels[:-1]:
+        mapping = np.asarray(lv.mapping, dtype=np.int64)
+        n_coarse = int(mapping.max()) + 1 if mapping.shape[0] else 0
+        weights.append(np.stack([np.bincount(mapping, weights=weights[-1][:, j], minlength=n_coarse)
+                                 for j in range(vw.shape[1])], axis=1).astype(vw.dtype))
+    t1 = time.perf_counter()
+    coarsest = levels[-1].graph
+    say(f"initial partitioning of {coarsest.n} vertices ({len(levels) - 1} levels)")
+    parts, over = _initial(coarsest, weights[-1], k, eps, bounds, target_weights, seed, preset)
+    t2 = time.perf_counter()
+    for i in range(len(levels) - 2, -1, -1):
+        parts = parts[np.asarray(levels[i].mapping, dtype=np.int64)]
+        lg = levels[i].graph
+        if i < len(levels) - 2:
+            say(f"refining level {i} ({lg.n} vertices)")
+        over = refine_nc(lg.indptr, lg.indices, lg.ewgt, weights[i], parts, bounds, seed=seed + i,
+                         rounds=GREEDY_ROUNDS)
+    timings["coarsening"] += t1 - t0
+    timings["initial"] += t2 - t1
+    timings["refinement"] += time.perf_counter() - t2
+    return parts, levels, over
+
+
+def _initial(coarsest, vw, k, eps, bounds, target_weights, seed, preset):
+    """The best of INITIAL_RUNS partitions of the coarsest level: (parts, overload left)."""
+    from .initial import initial_partition
+    standin = Graph._trusted(coarsest.indptr, coarsest.indices, coarsest.ewgt, constraints.balance_standin(vw),
+                             coarsest.backend)
+    targets = constraints.mean_targets(target_weights, k, vw.shape[1])
+    best = None
+    for run in range(INITIAL_RUNS):
+        s = int(seed) + _INITIAL_STEP * run
+        parts = np.asarray(initial_partition(standin, k, min(eps), seed=s, tries=preset.initial_tries,
+                                             fm_passes=preset.initial_fm_passes,
+                                             hierarchies=preset.initial_hierarchies,
+                                             pairwise_rounds=preset.initial_pairwise_rounds,
+                                             target_weights=targets), dtype=np.int64)
+        over = refine_nc(coarsest.indptr, coarsest.indices, coarsest.ewgt, vw, parts, bounds, seed=s,
+                         rounds=GREEDY_ROUNDS)
+        score = (over > 0, over, metrics.edge_cut(coarsest, parts))
+        if best is None or score < best[0]:
+            best = (score, parts, over)
+    return best[1], best[2]
+
+
+def _block_weights(parts, vw, k):
+    bw = np.zeros((k, vw.shape[1]), dtype=vw.dtype)
+    for j in range(vw.shape[1]):
+        bw[:, j] = np.bincount(parts, weights=vw[:, j], minlength=k).astype(vw.dtype)
+    return bw
+
+
+def _heavy_vertex(vw, bounds):
+    """Why no balanced partition exists when a vertex outweighs every block's bound in some
+    constraint, else None."""
+    over = vw > bounds.max(axis=0)
+    if over.any():
+        v, j = np.argwhere(over)[0]
+        return f"vertex {v} weighs {vw[v, j]} in constraint {j}, above every block's bound {bounds[:, j].max()}"
+    return None
