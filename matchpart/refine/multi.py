@@ -275,9 +275,10 @@ def block_weights_nc(parts, vw, k):
     return bw
 
 
-def refine_nc(indptr, indices, ewgt, vw, parts, maxw, *, seed=0, rounds=GREEDY_ROUNDS, cut=None,
+def refine_nc(indptr, indices, ewgt, vw, parts, maxw, *, seed=0, rounds=GREEDY_ROUNDS, fm_passes=0, cut=None,
               chunk=CHUNK, parallel_min=PARALLEL_MIN_ITEMS):
-    """Rebalance (when a block is over a bound) then greedy rounds, on host arrays; ``parts``
+    """Rebalance (when a block is over a bound), greedy rounds, then ``fm_passes`` passes of
+    multi_fm (hill climbing) on host arrays; ``parts``
     (int64) is changed in place. Returns the overload left (0 when every block is within
     every bound)."""
     k = maxw.shape[0]
@@ -294,4 +295,7 @@ def refine_nc(indptr, indices, ewgt, vw, parts, maxw, *, seed=0, rounds=GREEDY_R
         c = float(ewf.sum()) if cut is None else float(cut)
         greedy_nb(indptr, indices, ewf, vwf, parts, bw, maxf, inv, int(seed), int(rounds), c, int(chunk),
                   int(parallel_min))
+    if fm_passes:
+        from .multi_fm import STALL_MOVES, fm_nb
+        fm_nb(indptr, indices, ewf, vwf, parts, bw, maxf, int(fm_passes), STALL_MOVES)
     return over
