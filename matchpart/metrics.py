@@ -302,20 +302,30 @@ def summary(g, parts, k, eps=0.03, target_weights=None):
     (block_bounds, imbalance_from_weights).
     """
     k = int(k)
-    bounds = block_bounds(g.total_vwgt, k, eps, target_weights)
-    lmax = bounds if target_weights is not None else bounds[0]
     bw = np.asarray(g.backend.to_host(block_weights(g, parts, k)))
+    per_constraint = {}
+    if g.ncon > 1:     # several weights per vertex: bounds (k, c), imbalance the largest of c
+        from .constraints import check_eps
+        eps = check_eps(eps, g.ncon)
+        bounds = constraint_bounds(g.total_vwgt, k, eps, target_weights)
+        lmax = bounds if target_weights is not None else bounds[0]
+        per_constraint["constraint_imbalance"] = constraint_imbalance(bw, g.total_vwgt, k, target_weights)
+        imbalance_value = max(per_constraint["constraint_imbalance"])
+    else:
+        bounds = block_bounds(g.total_vwgt, k, eps, target_weights)
+        lmax = bounds if target_weights is not None else bounds[0]
+        imbalance_value = imbalance_from_weights(bw, g.total_vwgt, k, target_weights)
     indptr, indices, p = _host_rows(g, parts)
     foreign = _foreign_blocks(indptr, indices, p, k)
     volumes = _block_sums(p, foreign, k)
     pieces = _pieces_nb(indptr, indices, p, k)
     return {
-        "n": g.n, "m": g.m, "k": k, "eps": float(eps),
+        "n": g.n, "m": g.m, "k": k, "eps": [float(e) for e in eps] if g.ncon > 1 else float(eps),
         "cut": _plain(edge_cut(g, parts)),
-        "imbalance": imbalance_from_weights(bw, g.total_vwgt, k, target_weights),
+        "imbalance": imbalance_value, **per_constraint,
         "feasible": bool((bw <= bounds).all()),
         "max_block_weight": _plain(lmax),
-        "block_weights": [_plain(w) for w in bw],
+        "block_weights": [_plain(w) for w in bw],     # a list of c weights per block when c > 1
         "total_comm_volume": int(volumes.sum()),
         "max_comm_volume": int(volumes.max()) if k else 0,
         "boundary_vertices": int(np.count_nonzero(foreign)),

@@ -336,8 +336,9 @@ def _partition(graph, k, *, matcher, rating, eps, seed, device, preset, coarseni
         return _partition_nc(g0, k, eps, target_weights, matcher=matcher, rating=rating, seed=seed, device=device,
                              preset=preset, coarsening=coarsening, cluster_fallback=cluster_fallback,
                              progress=progress, contiguous=contiguous)
-    if not isinstance(eps, numbers.Real) and hasattr(eps, "__len__") and len(eps) == 1:
-        eps = eps[0]                 # one tolerance per constraint, one constraint
+    if not isinstance(eps, numbers.Real) and hasattr(eps, "__len__"):
+        from .constraints import check_eps
+        eps = check_eps(eps, 1)[0]   # one tolerance per constraint, one constraint
     k, eps = _check_k_eps(k, eps, g0.n)
     pre = get_preset(preset)
     if coarsening not in COARSENINGS:
@@ -445,7 +446,7 @@ def _partition_nc(g0, k, eps, target_weights, *, matcher, rating, seed, device, 
     if contiguous:
         raise UnsupportedOptionError("contiguous=True with several weights per vertex is not supported yet",
                                      "contiguous")
-    if _backend.get(device).is_gpu:
+    if device != "auto" and _backend.get(device).is_gpu:    # "auto" means the best available: the CPU here
         raise UnsupportedOptionError(f"several weights per vertex (ncon={c}) run on the CPU only; "
                                      "pass device='cpu'", "device")
     g = g0.to("cpu")

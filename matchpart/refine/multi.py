@@ -15,7 +15,7 @@ from numba import prange
 
 from ..backend.rng import hash32_at, stream_key_at
 from ..jit import njit
-from ..threads import CHUNK, PARALLEL_MIN_ITEMS, PRANGE_ONLY
+from ..threads import PRANGE_ONLY
 
 # Greedy rounds per level: a round moves every vertex with a positive gain once; METIS's
 # greedy k-way refinement runs up to 10 such passes. Rounds stop early when one gains less
@@ -276,11 +276,14 @@ def block_weights_nc(parts, vw, k):
 
 
 def refine_nc(indptr, indices, ewgt, vw, parts, maxw, *, seed=0, rounds=GREEDY_ROUNDS, fm_passes=0, cut=None,
-              chunk=CHUNK, parallel_min=PARALLEL_MIN_ITEMS):
+              chunk=None, parallel_min=None):
     """Rebalance (when a block is over a bound), greedy rounds, then ``fm_passes`` passes of
     multi_fm (hill climbing) on host arrays; ``parts``
     (int64) is changed in place. Returns the overload left (0 when every block is within
     every bound)."""
+    from .. import threads          # read at call time: tests shrink the chunks
+    chunk = threads.CHUNK if chunk is None else chunk
+    parallel_min = threads.PARALLEL_MIN_ITEMS if parallel_min is None else parallel_min
     k = maxw.shape[0]
     vwf = np.ascontiguousarray(vw, dtype=np.float64)
     maxf = np.ascontiguousarray(maxw, dtype=np.float64)
