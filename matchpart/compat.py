@@ -193,7 +193,8 @@ def _graph_from_pymetis_input(adjacency, xadj, adjncy, vweights, eweights):
             xadj, adjncy = _csr_from_lists(adjacency)
     elif xadj is None or adjncy is None:
         raise TypeError("must pass xadj and adjncy if adjacency is not passed")  # as pymetis
-    return csr_graph(xadj, adjncy, eweights, _constraint_columns(vweights, len(xadj) - 1))
+    xadj = _array(xadj)
+    return csr_graph(xadj, adjncy, eweights, _constraint_columns(vweights, int(xadj.shape[0]) - 1))
 
 
 def _constraint_columns(vweights, n):
