@@ -24,6 +24,10 @@ GREEDY_ROUNDS = 10
 MIN_ROUND_GAIN = 1e-4
 # Rebalancing rounds: a round usually removes all overload; each one removes some or stops.
 REBALANCE_ROUNDS = 64
+# Exchanges tried when no single move lowers the overload: each overloaded block's SWAP_WIDTH
+# heaviest vertices (in its overloaded constraints) against each other block's SWAP_WIDTH
+# lightest (swap_round).
+SWAP_WIDTH = 32
 # Smallest decrease of the normalised overload that counts as progress (float sums).
 _TINY = 1e-12
 _STREAM_ORDER = 0x3C01      # hash stream for the order of equally good proposals
@@ -239,9 +243,86 @@ def rebalance_nb(indptr, indices, ewgt, vw, parts, bw, maxw, inv, seed, rounds, 
             if b >= 0:
                 _move(v, b, vw, parts, bw)
                 moved += 1
-        if moved == 0:
+        if moved == 0 and swap_round(vw, parts, bw, maxw, inv, SWAP_WIDTH) == 0:
             break
     return total_overload(bw, maxw, inv)
+
+
+@njit(cache=True, internal=True)
+def _pair_excess(bw, maxw, inv, vw, a, b, v, u):
+    """Summed overload of blocks a and b with v moved a -> b and u moved b -> a (u = -1: none)."""
+    total = 0.0
+    for j in range(vw.shape[1]):
+        d = vw[v, j] - (vw[u, j] if u >= 0 else 0.0)
+        xa = bw[a, j] - d - maxw[a, j]
+        xb = bw[b, j] + d - maxw[b, j]
+        if xa > 0:
+            total += xa * inv[j]
+        if xb > 0:
+            total += xb * inv[j]
+    return total
+
+
+@njit(cache=True)
+def swap_round(vw, parts, bw, maxw, inv, width):
+    """Exchanges for what single moves cannot fix: a block over its bound in one constraint
+    while the blocks with room there are full in another (a block full of vertices but light in
+    a sparse weight). For each overloaded block a and each other block b, tries the pairs of
+    a's ``width`` vertices heaviest in a's overloaded constraints with b's ``width`` lightest
+    there, and makes the exchange that lowers the two blocks' overload most. Returns the
+    number of exchanges made."""
+    n = parts.shape[0]
+    k = bw.shape[0]
+    c = vw.shape[1]
+    swaps = 0
+    key = np.empty(n, dtype=np.float64)
+    for a in range(k):
+        over = np.zeros(c, dtype=np.bool_)
+        for j in range(c):
+            over[j] = bw[a, j] > maxw[a, j]
+        if not over.any():
+            continue
+        for v in range(n):
+            s = 0.0
+            for j in range(c):
+                if over[j]:
+                    s += vw[v, j] * inv[j]
+            key[v] = s
+        order = np.argsort(key, kind="mergesort")
+        heavy = np.empty(width, dtype=np.int64)
+        nh = 0
+        for i in range(n - 1, -1, -1):
+            if nh == width:
+                break
+            if parts[order[i]] == a:
+                heavy[nh] = order[i]
+                nh += 1
+        for b in range(k):
+            if b == a:
+                continue
+            light = np.empty(width, dtype=np.int64)
+            nl = 0
+            for i in range(n):
+                if nl == width:
+                    break
+                if parts[order[i]] == b:
+                    light[nl] = order[i]
+                    nl += 1
+            now = _pair_excess(bw, maxw, inv, vw, a, b, heavy[0], heavy[0]) if nh else 0.0   # (v, v): as it is
+            best, bv, bu = now - _TINY, -1, -1
+            for x in range(nh):
+                for y in range(-1, nl):
+                    u = light[y] if y >= 0 else -1
+                    e = _pair_excess(bw, maxw, inv, vw, a, b, heavy[x], u)
+                    if e < best:
+                        best, bv, bu = e, heavy[x], u
+            if bv >= 0:
+                _move(bv, b, vw, parts, bw)
+                if bu >= 0:
+                    _move(bu, a, vw, parts, bw)
+                swaps += 1
+                break
+    return swaps
 
 
 @njit(cache=True, internal=True)
