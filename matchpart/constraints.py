@@ -68,12 +68,12 @@ def _shares(vw, ceil=True):
     return np.ceil(x) if ceil else x
 
 
-def mean_targets(target_weights, k, ncon):
-    """k fractions for the stand-in graph: the mean over constraints of k x c targets."""
-    from .metrics import check_constraint_targets
-    if target_weights is None:
+def mean_targets(targets):
+    """k fractions for the stand-in graph from checked k x c targets (metrics.check_constraint_targets):
+    the mean over the constraints."""
+    if targets is None:
         return None
-    t = check_constraint_targets(target_weights, k, ncon).mean(axis=1)
+    t = np.asarray(targets, dtype=np.float64).mean(axis=1)
     return t / t.sum()
 
 

@@ -12,7 +12,7 @@ from . import constraints, metrics
 from .coarsen import cluster_mapping, coarsen, level_summaries
 from .coarsen.hierarchy import CAP_FACTOR
 from .graph import Graph
-from .refine.multi import refine_nc
+from .refine.multi_level import refine_nc
 from .refine.multi_fm import FM_PASSES
 
 # Initial partitions tried on the coarsest level (each a recursive bisection of the balance
@@ -32,7 +32,8 @@ def partition_nc(g, k, eps, target_weights, *, matcher, rating, seed, preset, co
                  progress):
     """Partition host Graph ``g`` with (n, c) vertex weights; returns the pipeline's result fields as
     a dict (parts, cut, block_weights, bounds, feasible, levels, timings, imbalance per constraint).
-    ``eps``: c tolerances (constraints.check_eps); ``target_weights``: k or k x c fractions."""
+    ``eps``: c tolerances (constraints.check_eps); ``target_weights``: None or k x c fractions
+    (metrics.check_constraint_targets)."""
     t_start = time.perf_counter()
     vw = np.asarray(g.vwgt)
     totals = g.total_vwgt
@@ -65,7 +66,6 @@ def partition_nc(g, k, eps, target_weights, *, matcher, rating, seed, preset, co
 def _vcycle(g, vw, k, eps, bounds, target_weights, *, matcher, rating, seed, preset, coarsening,
             cluster_fallback, timings, say):
     """One multilevel run: (parts, hierarchy levels, overload left)."""
-    from .initial import initial_partition
     t0 = time.perf_counter()
     say(f"coarsening {g.n} vertices ({g.ncon} weights per vertex)")
     standin = Graph._trusted(g.indptr, g.indices, g.ewgt, constraints.cap_standin(vw), g.backend)
@@ -104,7 +104,7 @@ def _initial(coarsest, vw, k, eps, bounds, target_weights, seed, preset):
     from .initial import initial_partition
     standin = Graph._trusted(coarsest.indptr, coarsest.indices, coarsest.ewgt, constraints.balance_standin(vw),
                              coarsest.backend)
-    targets = constraints.mean_targets(target_weights, k, vw.shape[1])
+    targets = constraints.mean_targets(target_weights)
     best = None
     for run in range(INITIAL_RUNS):
         s = int(seed) + _INITIAL_STEP * run

@@ -3,9 +3,9 @@ file format, pymetis's and the graph-learning call shapes, the CLI, errors, and 
 single-constraint path unchanged."""
 import hashlib
 import json
+import os
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 
 import networkx as nx
@@ -222,9 +222,7 @@ def test_cli_partitions_an_ncon_file_with_one_eps_per_constraint(tmp_path):
     vw = np.stack([np.ones(g.n), np.diff(np.asarray(g.indptr)), np.arange(g.n) % 10 == 0], axis=1).astype(np.int64)
     p = tmp_path / "g.graph"
     matchpart.save_graph(g.with_vertex_weights(vw), p)
-    env = {"PYTHONPATH": str(ROOT)}
-    import os
-    env = dict(os.environ, **env)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
     r = subprocess.run([sys.executable, "-m", "matchpart", "partition", str(p), "8", "--eps", "0.03,0.05,0.1",
                         "--json", "--device", "cpu"], capture_output=True, text=True, env=env, timeout=600)
     assert r.returncode == 0, r.stderr

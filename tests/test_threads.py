@@ -124,7 +124,7 @@ def test_entry_order_keys_on_threads_equal_the_keys_of_edge_ratings(seed, n, p, 
 @given(seed=st.integers(0, 10**6), n=st.integers(2, 120), p=st.floats(0.02, 0.3), k=st.integers(2, 9),
        c=st.integers(2, 3), chunk=st.integers(1, 40), eps=st.floats(0.0, 0.3))
 def test_multi_constraint_refinement_is_the_same_for_one_and_two_threads(seed, n, p, k, c, chunk, eps):
-    from matchpart.refine.multi import refine_nc
+    from matchpart.refine.multi_level import refine_nc
     g = _random_graph(seed, n, p)
     k = min(k, n)
     rng = np.random.default_rng(seed)
