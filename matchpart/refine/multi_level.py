@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import threads
 from .multi import GREEDY_ROUNDS, REBALANCE_ROUNDS, greedy_nb, rebalance_nb, total_overload
-from .multi_fm import STALL_MOVES, fm_nb
+from . import multi_fm
 
 
 def _inverse_ideal(maxw):
@@ -47,5 +47,6 @@ def refine_nc(indptr, indices, ewgt, vw, parts, maxw, *, seed=0, rounds=GREEDY_R
         greedy_nb(indptr, indices, ewf, vwf, parts, bw, maxf, inv, int(seed), int(rounds), c, int(chunk),
                   int(parallel_min))
     if fm_passes:
-        fm_nb(indptr, indices, ewf, vwf, parts, bw, maxf, int(fm_passes), STALL_MOVES)
+        multi_fm.fm_nb(indptr, indices, ewf, vwf, parts, bw, maxf, int(fm_passes), multi_fm.STALL_MOVES,
+                       multi_fm.hub_degree(indptr, k))
     return over
