@@ -332,14 +332,14 @@ def _partition(graph, k, *, matcher, rating, eps, seed, device, preset, coarseni
     if balance is not None:
         from .constraints import balance_weights
         g0 = g0.with_vertex_weights(balance_weights(g0, balance, g0.labels, graph))
-    if g0.ncon > 1:
-        return _partition_nc(g0, k, eps, target_weights, matcher=matcher, rating=rating, seed=seed, device=device,
-                             preset=preset, coarsening=coarsening, cluster_fallback=cluster_fallback,
-                             progress=progress, contiguous=contiguous)
-    if not isinstance(eps, numbers.Real) and hasattr(eps, "__len__"):
+    if g0.ncon > 1 or (not isinstance(eps, numbers.Real) and hasattr(eps, "__len__")):
         from .constraints import check_eps
-        eps = check_eps(eps, 1)[0]   # one tolerance per constraint, one constraint
-    k, eps = _check_k_eps(k, eps, g0.n)
+        eps = check_eps(eps, g0.ncon)      # one tolerance per constraint
+        k, _ = _check_k_eps(k, min(eps), g0.n)
+        if g0.ncon == 1:
+            eps = eps[0]
+    else:
+        k, eps = _check_k_eps(k, eps, g0.n)
     pre = get_preset(preset)
     if coarsening not in COARSENINGS:
         raise ValueError(f"unknown coarsening {coarsening!r}; choose one of {', '.join(COARSENINGS)}")
@@ -348,6 +348,10 @@ def _partition(graph, k, *, matcher, rating, eps, seed, device, preset, coarseni
     resolve(matcher)  # unknown names fail now, not only once a graph is big enough to coarsen
     if not callable(rating) and rating not in RATINGS:
         raise ValueError(f"unknown rating {rating!r}; choose one of {', '.join(RATINGS)}")
+    if g0.ncon > 1:
+        return _partition_nc(g0, k, eps, target_weights, matcher=matcher, rating=rating, seed=seed, device=device,
+                             preset=pre, coarsening=coarsening, cluster_fallback=cluster_fallback,
+                             progress=progress, contiguous=contiguous)
     be = _backend.get(device)
     g = g0.to(be)
     bounds = metrics.block_bounds(g.total_vwgt, k, eps, target_weights)
@@ -426,49 +430,14 @@ def _connected_blocks(g, parts, k, bounds, seed, progress, final=True):
                           final=final)
 
 
-def _partition_nc(g0, k, eps, target_weights, *, matcher, rating, seed, device, preset, coarsening,
-                  cluster_fallback, progress, contiguous):
-    """partition() for c > 1 weights per vertex: the checks, then pipeline_ncon on the CPU."""
-    from .constraints import check_eps
-    from .errors import UnsupportedOptionError
+def _partition_nc(g0, k, eps, target_weights, **options):
+    """partition() for c > 1 weights per vertex (checked k and c tolerances): pipeline_ncon's run
+    as a PartitionResult."""
     from .pipeline_ncon import partition_nc
-    c = g0.ncon
-    eps_list = check_eps(eps, c)
-    k, _ = _check_k_eps(k, min(eps_list), g0.n)
-    pre = get_preset(preset)
-    if coarsening not in COARSENINGS:
-        raise ValueError(f"unknown coarsening {coarsening!r}; choose one of {', '.join(COARSENINGS)}")
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    resolve(matcher)
-    if not callable(rating) and rating not in RATINGS:
-        raise ValueError(f"unknown rating {rating!r}; choose one of {', '.join(RATINGS)}")
-    if contiguous:
-        raise UnsupportedOptionError("contiguous=True with several weights per vertex is not supported yet",
-                                     "contiguous")
-    if device != "auto" and _backend.get(device).is_gpu:    # "auto" means the best available: the CPU here
-        raise UnsupportedOptionError(f"several weights per vertex (ncon={c}) run on the CPU only; "
-                                     "pass device='cpu'", "device")
-    g = g0.to("cpu")
-    tw = None if target_weights is None else metrics.check_constraint_targets(target_weights, k, c)
-    if k == 1 or g.n == 0:
-        from .constraints import check_totals
-        if g.n:
-            check_totals(g.total_vwgt)
-        parts = np.zeros(g.n, dtype=np.int64)
-        bounds = metrics.constraint_bounds(g.total_vwgt, k, eps_list, tw) if g.n else np.zeros((k, c))
-        bw = np.asarray(g.vwgt).sum(axis=0)[None, :] if g.n else np.zeros((k, c))
-        out = {"parts": parts, "cut": 0, "block_weights": bw, "bounds": bounds, "feasible": bool((bw <= bounds).all()),
-               "levels": [], "timings": {"coarsening": 0.0, "initial": 0.0, "refinement": 0.0, "total": 0.0},
-               "imbalance": [0.0] * c}
-    else:
-        out = partition_nc(g, k, eps_list, tw, matcher=matcher, rating=rating, seed=seed, preset=pre,
-                           coarsening=coarsening, cluster_fallback=cluster_fallback, progress=progress)
-    parts = out["parts"]
-    mapping = dict(zip(g0.labels, parts.tolist())) if g0.labels is not None else None
-    bounds = out["bounds"]
-    return PartitionResult(parts=parts, mapping=mapping, cut=out["cut"], imbalance=max(out["imbalance"]),
-                           block_weights=out["block_weights"], feasible=out["feasible"], levels=out["levels"],
-                           timings=out["timings"], k=k, eps=eps_list,
-                           max_block_weight=bounds if tw is not None else bounds[0],
-                           target_weights=tw, constraint_imbalance=out["imbalance"])
+    out = partition_nc(g0, k, eps, target_weights, **options)
+    parts, bounds, tw = out["parts"], out["bounds"], out["target_weights"]
+    return PartitionResult(parts=parts, mapping=dict(zip(g0.labels, parts.tolist())) if g0.labels is not None else None,
+                           cut=out["cut"], imbalance=max(out["imbalance"]), block_weights=out["block_weights"],
+                           feasible=out["feasible"], levels=out["levels"], timings=out["timings"], k=k, eps=eps,
+                           max_block_weight=bounds if tw is not None else bounds[0], target_weights=tw,
+                           constraint_imbalance=out["imbalance"])

@@ -8,9 +8,10 @@ import warnings
 
 import numpy as np
 
-from . import constraints, metrics
+from . import backend, constraints, metrics
 from .coarsen import cluster_mapping, coarsen, level_summaries
 from .coarsen.hierarchy import CAP_FACTOR
+from .errors import UnsupportedOptionError
 from .graph import Graph
 from .refine.multi_level import refine_nc
 from .refine.multi_fm import FM_PASSES
@@ -28,18 +29,35 @@ _CYCLE_STEP = 7919
 _INITIAL_STEP = 15485863
 
 
-def partition_nc(g, k, eps, target_weights, *, matcher, rating, seed, preset, coarsening, cluster_fallback,
-                 progress):
-    """Partition host Graph ``g`` with (n, c) vertex weights; returns the pipeline's result fields as
-    a dict (parts, cut, block_weights, bounds, feasible, levels, timings, imbalance per constraint).
-    ``eps``: c tolerances (constraints.check_eps); ``target_weights``: None or k x c fractions
-    (metrics.check_constraint_targets)."""
+def partition_nc(g, k, eps, target_weights, *, matcher, rating, seed, device, preset, coarsening, cluster_fallback,
+                 progress, contiguous):
+    """Partition Graph ``g`` with (n, c) vertex weights into ``k`` blocks (k, seed, matcher, rating,
+    coarsening checked by the caller; ``preset`` a Preset); returns the result's fields as a
+    dict (parts, cut, block_weights, bounds, target_weights, feasible, levels, timings,
+    imbalance per constraint). ``eps``: c tolerances (constraints.check_eps);
+    ``target_weights``: k fractions or k x c. CPU only, no ``contiguous`` yet."""
     t_start = time.perf_counter()
+    c = g.ncon
+    if contiguous:
+        raise UnsupportedOptionError("contiguous=True with several weights per vertex is not supported yet",
+                                     "contiguous")
+    if device != "auto" and backend.get(device).is_gpu:    # "auto" means the best available: the CPU here
+        raise UnsupportedOptionError(f"several weights per vertex (ncon={c}) run on the CPU only; "
+                                     "pass device='cpu'", "device")
+    g = g.to("cpu")
+    target_weights = None if target_weights is None else metrics.check_constraint_targets(target_weights, k, c)
     vw = np.asarray(g.vwgt)
     totals = g.total_vwgt
-    constraints.check_totals(totals)
-    bounds = metrics.constraint_bounds(totals, k, eps, target_weights)
+    if g.n:
+        constraints.check_totals(totals)
+    bounds = metrics.constraint_bounds(totals, k, eps, target_weights) if g.n else np.zeros((k, c))
     timings = {"coarsening": 0.0, "initial": 0.0, "refinement": 0.0}
+    if k == 1 or g.n == 0:
+        parts = np.zeros(g.n, dtype=np.int64)
+        bw = _block_weights(parts, vw, k) if g.n else np.zeros((k, c))
+        timings["total"] = time.perf_counter() - t_start
+        return {"parts": parts, "cut": 0, "block_weights": bw, "bounds": bounds, "target_weights": target_weights,
+                "feasible": bool((bw <= bounds).all()), "levels": [], "timings": timings, "imbalance": [0.0] * c}
     say = progress or (lambda step: None)
     best = None
     for cycle in range(preset.cycles):
@@ -58,7 +76,8 @@ def partition_nc(g, k, eps, target_weights, *, matcher, rating, seed, preset, co
         why = heavy or "no partition with every block within every constraint's bound was found"
         warnings.warn(f"partition is not balanced: {why}; the result has feasible=False", stacklevel=3)
     timings["total"] = time.perf_counter() - t_start
-    return {"parts": parts, "cut": cut, "block_weights": bw, "bounds": bounds, "feasible": feasible,
+    return {"parts": parts, "cut": cut, "block_weights": bw, "bounds": bounds, "target_weights": target_weights,
+            "feasible": feasible,
             "levels": level_summaries(levels), "timings": timings,
             "imbalance": metrics.constraint_imbalance(bw, totals, k, target_weights)}
 
