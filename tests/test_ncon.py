@@ -237,3 +237,16 @@ def test_cli_partitions_an_ncon_file_with_one_eps_per_constraint(tmp_path):
     r = subprocess.run([sys.executable, "-m", "matchpart", "partition", str(p), "8", "--device", "cpu"],
                        capture_output=True, text=True, env=env, timeout=600)
     assert r.returncode == 0 and "per constraint:" in r.stdout
+
+
+@pytest.mark.gpu
+def test_several_weights_per_vertex_say_they_run_on_the_cpu_only():
+    # on the CuPy stand-in without a GPU: device="gpu" is refused clearly, "auto" runs on the CPU
+    g = _mesh(600)
+    vw = np.stack([np.ones(g.n), np.diff(np.asarray(g.indptr))], axis=1).astype(np.int64)
+    gw = g.with_vertex_weights(vw)
+    with pytest.raises(UnsupportedOptionError, match="CPU only") as e:
+        matchpart.partition(gw, 4, device="gpu")
+    assert e.value.kind == "unsupported"
+    r = matchpart.partition(gw.to("gpu"), 4, device="auto")
+    assert r.feasible and _bounds_hold(vw, r.parts, 4, [0.03, 0.03])
