@@ -21,6 +21,11 @@ from .refine.multi_fm import FM_PASSES
 # kept. benchmarks/ncon.py subset (4elt, fe_4elt2, delaunay and rgg 2^16; the three sets;
 # k = 8, 32), cut / gpmetis's, geomean: 1 run 0.935, 2 runs 0.928 for ~1.1 x the time.
 INITIAL_RUNS = 2
+# Graphs of at most SMALL_GRAPH vertices get SMALL_GRAPH_RUNS: there blocks hold few vertices,
+# the bounds leave little room, and rebalancing the stand-in's partition costs most of the cut
+# (rgg2d, 1024 vertices, unit + degree, k = 8: 352 with 2 runs, 261 with 8), for little time.
+SMALL_GRAPH = 5000
+SMALL_GRAPH_RUNS = 8
 # Greedy rounds per level before FM: 2 instead of 10 gave the same cut (FM follows) in 0.85 x
 # the time on that subset.
 GREEDY_ROUNDS = 2
@@ -103,7 +108,7 @@ def _vcycle(g, vw, k, eps, bounds, target_weights, *, matcher, rating, seed, pre
     t1 = time.perf_counter()
     coarsest = levels[-1].graph
     say(f"initial partitioning of {coarsest.n} vertices ({len(levels) - 1} levels)")
-    parts, over = _initial(coarsest, weights[-1], k, eps, bounds, target_weights, seed, preset)
+    parts, over = _initial(coarsest, weights[-1], k, eps, bounds, target_weights, seed, preset, g.n)
     t2 = time.perf_counter()
     for i in range(len(levels) - 2, -1, -1):
         parts = parts[np.asarray(levels[i].mapping, dtype=np.int64)]
@@ -118,14 +123,15 @@ def _vcycle(g, vw, k, eps, bounds, target_weights, *, matcher, rating, seed, pre
     return parts, levels, over
 
 
-def _initial(coarsest, vw, k, eps, bounds, target_weights, seed, preset):
-    """The best of INITIAL_RUNS partitions of the coarsest level: (parts, overload left)."""
+def _initial(coarsest, vw, k, eps, bounds, target_weights, seed, preset, finest_n):
+    """The best of INITIAL_RUNS (SMALL_GRAPH_RUNS when the finest level has ``finest_n`` <=
+    SMALL_GRAPH vertices) partitions of the coarsest level: (parts, overload left)."""
     from .initial import initial_partition
     standin = Graph._trusted(coarsest.indptr, coarsest.indices, coarsest.ewgt, constraints.balance_standin(vw),
                              coarsest.backend)
     targets = constraints.mean_targets(target_weights)
     best = None
-    for run in range(INITIAL_RUNS):
+    for run in range(SMALL_GRAPH_RUNS if finest_n <= SMALL_GRAPH else INITIAL_RUNS):
         s = int(seed) + _INITIAL_STEP * run
         parts = np.asarray(initial_partition(standin, k, min(eps), seed=s, tries=preset.initial_tries,
                                              fm_passes=preset.initial_fm_passes,

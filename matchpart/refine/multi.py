@@ -114,10 +114,11 @@ def best_move(v, indptr, indices, ewgt, vw, parts, bw, maxw, conn, seen, touched
 
 
 @njit(cache=True, internal=True)
-def best_relief(v, indptr, indices, ewgt, vw, parts, bw, maxw, inv, conn, seen, touched):
+def best_relief(v, indptr, indices, ewgt, vw, parts, bw, maxw, inv, conn, seen, touched, anywhere):
     """(block, score) of v's best move out of an overloaded block, or (-1, 0): the destination
     that lowers the summed overload of the two blocks, at the least cut loss per unit of
-    overload removed (adjacent blocks first; any block when none of those helps)."""
+    overload removed; among adjacent blocks, or (``anywhere``) any block when none of those
+    helps."""
     a = parts[v]
     k = bw.shape[0]
     if _excess(bw, maxw, inv, vw, v, a, 0.0) <= 0:
@@ -126,7 +127,7 @@ def best_relief(v, indptr, indices, ewgt, vw, parts, bw, maxw, inv, conn, seen, 
     own = conn[a] if seen[a] else 0.0
     drop_a = _excess(bw, maxw, inv, vw, v, a, 0.0) - _excess(bw, maxw, inv, vw, v, a, -1.0)
     best, best_score = -1, 0.0
-    for sweep in range(2):
+    for sweep in range(2 if anywhere else 1):
         count = nt if sweep == 0 else k
         for t in range(count):
             b = touched[t] if sweep == 0 else t
@@ -146,7 +147,7 @@ def best_relief(v, indptr, indices, ewgt, vw, parts, bw, maxw, inv, conn, seen, 
 
 
 @njit(cache=True, internal=True)
-def _propose_chunk(c, chunk, relieve, indptr, indices, ewgt, vw, parts, bw, maxw, inv, dest, score):
+def _propose_chunk(c, chunk, relieve, anywhere, indptr, indices, ewgt, vw, parts, bw, maxw, inv, dest, score):
     n = parts.shape[0]
     k = bw.shape[0]
     conn = np.zeros(k, dtype=np.float64)
@@ -154,7 +155,7 @@ def _propose_chunk(c, chunk, relieve, indptr, indices, ewgt, vw, parts, bw, maxw
     touched = np.empty(k, dtype=np.int64)
     for v in range(c * chunk, min(n, (c + 1) * chunk)):
         if relieve:
-            b, s = best_relief(v, indptr, indices, ewgt, vw, parts, bw, maxw, inv, conn, seen, touched)
+            b, s = best_relief(v, indptr, indices, ewgt, vw, parts, bw, maxw, inv, conn, seen, touched, anywhere)
         else:
             b, g = best_move(v, indptr, indices, ewgt, vw, parts, bw, maxw, conn, seen, touched)
             s = -g
@@ -163,17 +164,18 @@ def _propose_chunk(c, chunk, relieve, indptr, indices, ewgt, vw, parts, bw, maxw
 
 
 @njit(cache=True, parallel=PRANGE_ONLY)
-def propose(relieve, indptr, indices, ewgt, vw, parts, bw, maxw, inv, dest, score, chunk, parallel_min):
+def propose(relieve, anywhere, indptr, indices, ewgt, vw, parts, bw, maxw, inv, dest, score, chunk, parallel_min):
     """Every vertex's proposal against the current state (dest -1: none); score: lower is better
     (minus the gain, or loss per overload removed). Chunks write only their own vertices."""
     n = parts.shape[0]
     chunks = (n + chunk - 1) // chunk
     if n >= parallel_min:
         for c in prange(chunks):
-            _propose_chunk(np.int64(c), chunk, relieve, indptr, indices, ewgt, vw, parts, bw, maxw, inv, dest, score)
+            _propose_chunk(np.int64(c), chunk, relieve, anywhere, indptr, indices, ewgt, vw, parts, bw, maxw, inv,
+                           dest, score)
     else:
         for c in range(chunks):
-            _propose_chunk(c, chunk, relieve, indptr, indices, ewgt, vw, parts, bw, maxw, inv, dest, score)
+            _propose_chunk(c, chunk, relieve, anywhere, indptr, indices, ewgt, vw, parts, bw, maxw, inv, dest, score)
 
 
 @njit(cache=True, internal=True)
@@ -209,7 +211,7 @@ def greedy_nb(indptr, indices, ewgt, vw, parts, bw, maxw, inv, seed, rounds, cut
     touched = np.empty(k, dtype=np.int64)
     gained = 0.0
     for r in range(rounds):
-        propose(False, indptr, indices, ewgt, vw, parts, bw, maxw, inv, dest, score, chunk, parallel_min)
+        propose(False, False, indptr, indices, ewgt, vw, parts, bw, maxw, inv, dest, score, chunk, parallel_min)
         round_gain = 0.0
         for v in _ordered(dest, score, np.uint64(stream_key_nb(seed, r))):
             b, g = best_move(v, indptr, indices, ewgt, vw, parts, bw, maxw, conn, seen, touched)
@@ -225,7 +227,9 @@ def greedy_nb(indptr, indices, ewgt, vw, parts, bw, maxw, inv, seed, rounds, cut
 @njit(cache=True)
 def rebalance_nb(indptr, indices, ewgt, vw, parts, bw, maxw, inv, seed, rounds, chunk, parallel_min):
     """Rebalancing rounds: moves out of overloaded blocks that lower the summed overload, the
-    cheapest per unit of overload first. Returns the overload left (0: balanced)."""
+    cheapest per unit of overload first; to adjacent blocks while such moves exist (a move
+    elsewhere adds all of the vertex's edges to the cut), then to any block, then exchanges
+    (swap_round). Returns the overload left (0: balanced)."""
     n = parts.shape[0]
     k = bw.shape[0]
     dest = np.empty(n, dtype=np.int64)
@@ -233,18 +237,24 @@ def rebalance_nb(indptr, indices, ewgt, vw, parts, bw, maxw, inv, seed, rounds, 
     conn = np.zeros(k, dtype=np.float64)
     seen = np.zeros(k, dtype=np.bool_)
     touched = np.empty(k, dtype=np.int64)
+    anywhere = False
     for r in range(rounds):
         if total_overload(bw, maxw, inv) <= 0:
             break
-        propose(True, indptr, indices, ewgt, vw, parts, bw, maxw, inv, dest, score, chunk, parallel_min)
+        propose(True, anywhere, indptr, indices, ewgt, vw, parts, bw, maxw, inv, dest, score, chunk, parallel_min)
         moved = 0
         for v in _ordered(dest, score, np.uint64(stream_key_nb(seed, 0x8000 + r))):
-            b, s = best_relief(v, indptr, indices, ewgt, vw, parts, bw, maxw, inv, conn, seen, touched)
+            b, s = best_relief(v, indptr, indices, ewgt, vw, parts, bw, maxw, inv, conn, seen, touched, anywhere)
             if b >= 0:
                 _move(v, b, vw, parts, bw)
                 moved += 1
-        if moved == 0 and swap_round(vw, parts, bw, maxw, inv, SWAP_WIDTH) == 0:
-            break
+        if moved == 0:
+            if not anywhere:
+                anywhere = True
+            elif swap_round(vw, parts, bw, maxw, inv, SWAP_WIDTH) == 0:
+                break
+        else:
+            anywhere = False
     return total_overload(bw, maxw, inv)
 
 
