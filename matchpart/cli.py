@@ -179,7 +179,10 @@ def cmd_info(args, out):
     out(f"graph:      {args.graph}")
     out(f"vertices:   {g.n}")
     out(f"edges:      {g.m}")
-    out(f"vertex weight total: {_weights_text(g.total_vwgt, bool((vwgt == 1).all()))}")
+    if g.ncon > 1:     # METIS's ncon: one total per constraint
+        out(f"vertex weight totals: {' '.join(map(str, g.total_vwgt))} ({g.ncon} weights per vertex)")
+    else:
+        out(f"vertex weight total: {_weights_text(g.total_vwgt, bool((vwgt == 1).all()))}")
     out(f"edge weight total:   {_weights_text(g.total_ewgt, bool((ewgt == 1).all()))}")
     if g.n:
         out(f"degree:     min {int(deg.min())}, mean {deg.mean():.2f}, max {int(deg.max())}")
