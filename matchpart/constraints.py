@@ -54,11 +54,15 @@ def cap_standin(vw):
     return _shares(vw).max(axis=1).astype(np.int64)
 
 
-def balance_standin(vw):
-    """Per vertex, the sum of its shares of the constraints' totals in stand-in units: a one-weight
-    graph balanced in this is balanced on average over the constraints (the starting point of
-    the multi-constraint initial partition). int64 (n,)."""
-    return np.ceil(_shares(vw, ceil=False).sum(axis=1)).astype(np.int64)
+def balance_standin(vw, norm="sum"):
+    """Per vertex, one number for its shares of the constraints' totals in stand-in units: their
+    sum (a one-weight graph balanced in it is balanced on average over the constraints) or
+    (``norm="l2"``) their Euclidean length (weighs a vertex by its largest shares, so heavy
+    vertices of one constraint spread out). The multi-constraint initial partition starts from
+    a bisection balanced in it. int64 (n,)."""
+    shares = _shares(vw, ceil=False)
+    total = np.sqrt((shares * shares).sum(axis=1)) if norm == "l2" else shares.sum(axis=1)
+    return np.ceil(total).astype(np.int64)
 
 
 def _shares(vw, ceil=True):
