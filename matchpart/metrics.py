@@ -157,7 +157,11 @@ def _rows_cut_weight(indptr, indices, ewgt, parts):
 
 
 def imbalance(graph, parts, k):
-    """max block weight / ceil(W / k) - 1 (0 is perfect; <= eps means balanced)."""
+    """max block weight / ceil(W / k) - 1 (0 is perfect; <= eps means balanced); with c weights
+    per vertex, the largest over the constraints."""
+    if graph.ncon > 1:
+        bw = np.asarray(graph.backend.to_host(block_weights(graph, parts, k)))
+        return max(constraint_imbalance(bw, graph.total_vwgt, k))
     if graph.total_vwgt == 0:
         return 0.0
     bw = block_weights(graph, parts, k)
@@ -193,8 +197,13 @@ def imbalance_from_weights(bw, total_vwgt, k, target_weights=None):
 
 
 def is_balanced(graph, parts, k, eps):
-    """True when every block weight is <= max_block_weight(W, k, eps)."""
+    """True when every block weight is <= max_block_weight(W, k, eps); with c weights per vertex,
+    in every constraint j with its bound (eps: one tolerance or c of them)."""
     bw = block_weights(graph, parts, k)
+    if graph.ncon > 1:
+        from .constraints import check_eps
+        bounds = constraint_bounds(graph.total_vwgt, k, check_eps(eps, graph.ncon))
+        return bool((np.asarray(graph.backend.to_host(bw)) <= bounds).all())
     return bool((bw <= max_block_weight(graph.total_vwgt, k, eps)).all().item())
 
 

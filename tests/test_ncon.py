@@ -82,6 +82,8 @@ def test_every_constraint_is_within_its_bound_on_random_graphs(seed, n, k, c, ki
     assert r.cut == metrics.edge_cut(g, r.parts)
     assert len(r.constraint_imbalance) == c and r.imbalance == max(r.constraint_imbalance)
     assert r.block_weights.shape == (k, c)
+    gw = g.with_vertex_weights(vw)
+    assert metrics.is_balanced(gw, r.parts, k, eps) and metrics.imbalance(gw, r.parts, k) == r.imbalance
 
 
 def test_one_tolerance_per_constraint_and_per_constraint_targets():
