@@ -20,6 +20,8 @@ MAX_EPS = 1e9
 def check_eps(eps, ncon):
     """One tolerance per constraint as a list of c floats: a number (the same for all) or c
     numbers (METIS's ubvec - 1); ValueError naming the problem otherwise."""
+    if isinstance(eps, (str, bytes)):
+        raise ValueError(f"eps must be a number or one number per constraint ({ncon}), got {eps!r}")
     values = [eps] if isinstance(eps, numbers.Real) else eps
     try:
         values = list(values)

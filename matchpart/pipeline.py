@@ -332,7 +332,7 @@ def _partition(graph, k, *, matcher, rating, eps, seed, device, preset, coarseni
     if balance is not None:
         from .constraints import balance_weights
         g0 = g0.with_vertex_weights(balance_weights(g0, balance, g0.labels, graph))
-    if g0.ncon > 1 or (not isinstance(eps, numbers.Real) and hasattr(eps, "__len__")):
+    if g0.ncon > 1 or (not isinstance(eps, (numbers.Real, str)) and hasattr(eps, "__len__")):
         from .constraints import check_eps
         eps = check_eps(eps, g0.ncon)      # one tolerance per constraint
         k, _ = _check_k_eps(k, min(eps), g0.n)

@@ -136,6 +136,9 @@ def test_bad_shapes_and_weights_are_clear_errors():
     assert e.value.kind == "bad_weight"
     with pytest.raises(GraphError, match=r"\(500, c\)"):
         g.with_vertex_weights(np.ones((499, 2)))
+    with pytest.raises(GraphError, match="one weight per vertex") as e:
+        matchpart.match(gw, "local_max")
+    assert e.value.kind == "unsupported"
     with pytest.raises(UnsupportedOptionError, match="contiguous"):
         matchpart.partition(gw, 4, contiguous=True)
     with pytest.raises(ValueError, match="k x 2|4 fractions or a 4 x 2"):
