@@ -105,7 +105,8 @@ def build_parser():
                    help="edge rating: weight, expansion_star, expansion_star2, inner_outer "
                         "(default: expansion_star2)")
     s.add_argument("--eps", type=_eps, default=0.03,
-                   help="imbalance: blocks weigh at most (1+eps)*ceil(W/K) (default 0.03)")
+                   help="imbalance: blocks weigh at most (1+eps)*ceil(W/K) (default 0.03); for a graph with "
+                        "several weights per vertex (METIS ncon) one value or a comma list, one per constraint")
     s.add_argument("--target-weights", type=_fractions, default=None, metavar="T0,T1,...",
                    help="fraction of the total weight for each block, summing to 1 (METIS's tpwgts): "
                         "block i weighs at most (1+eps)*ceil(Ti*W)")
@@ -178,7 +179,10 @@ def cmd_info(args, out):
     out(f"graph:      {args.graph}")
     out(f"vertices:   {g.n}")
     out(f"edges:      {g.m}")
-    out(f"vertex weight total: {_weights_text(g.total_vwgt, bool((vwgt == 1).all()))}")
+    if g.ncon > 1:     # METIS's ncon: one total per constraint
+        out(f"vertex weight totals: {' '.join(map(str, g.total_vwgt))} ({g.ncon} weights per vertex)")
+    else:
+        out(f"vertex weight total: {_weights_text(g.total_vwgt, bool((vwgt == 1).all()))}")
     out(f"edge weight total:   {_weights_text(g.total_ewgt, bool((ewgt == 1).all()))}")
     if g.n:
         out(f"degree:     min {int(deg.min())}, mean {deg.mean():.2f}, max {int(deg.max())}")
@@ -317,7 +321,8 @@ def _to_stderr(line=""):
 
 def _print_report(r, out, verbose):
     out(f"cut:        {r['cut']}")
-    out(f"imbalance:  {r['imbalance']:.4f}")
+    out(f"imbalance:  {r['imbalance']:.4f}" + (" (per constraint: " + ", ".join(
+        f"{x:.4f}" for x in r["constraint_imbalance"]) + ")" if "constraint_imbalance" in r else ""))
     out(f"feasible:   {'yes' if r['feasible'] else 'no (a block exceeds its bound (1+eps)*ceil(Ti*W))'}")
     out(f"comm volume: total {r['total_comm_volume']}, max {r['max_comm_volume']}")
     out(f"boundary vertices: {r['boundary_vertices']}")

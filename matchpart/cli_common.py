@@ -30,13 +30,15 @@ def _int_in(minimum, maximum=None):
 
 
 def _eps(text):
+    """--eps: a number, or a comma list of one per constraint (graphs with ncon weights per vertex)."""
     try:
-        value = float(text)
+        values = [float(x) for x in text.split(",")]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number such as 0.03, got {text!r}") from None
-    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"expected a number such as 0.03 (or one per constraint, such as "
+                                         f"0.03,0.1), got {text!r}") from None
+    if not all(math.isfinite(v) and v >= 0 for v in values):
         raise argparse.ArgumentTypeError(f"must be a finite number >= 0 (e.g. 0.03 for 3% imbalance), got {text!r}")
-    return value
+    return values[0] if len(values) == 1 else values
 
 
 def _fractions(text):
@@ -137,6 +139,19 @@ def _check_partitionable(g, args):
 
 def check_graph_partitionable(g, name, k, eps):
     """Refuse what makes the balance bound Lmax = (1+eps)*ceil(W/K) meaningless."""
+    if g.ncon > 1 or not isinstance(eps, (int, float)):
+        from .constraints import check_eps, check_totals
+        try:
+            eps = check_eps(eps, g.ncon)
+        except ValueError as exc:
+            raise MatchpartError(f"--eps: {exc}") from None
+        if g.n:
+            check_totals(g.total_vwgt if g.ncon > 1 else (g.total_vwgt,))
+        for j, (total, e) in enumerate(zip(g.total_vwgt if g.ncon > 1 else (g.total_vwgt,), eps)):
+            if (1 + e) * math.ceil(total / k) >= 2**62:
+                raise MatchpartError(f"--eps {e:g} is too large for constraint {j}: (1+eps)*ceil(W/K) overflows "
+                                     "64-bit integers")
+        return
     if g.n and g.total_vwgt <= 0:
         raise MatchpartError(f"{name}: every vertex weight is 0, so blocks cannot be balanced; "
                              "vertex weights must not all be 0")

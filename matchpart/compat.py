@@ -54,7 +54,9 @@ def part_graph(nparts, adjacency=None, xadj=None, adjncy=None, vweights=None, ew
     ``adjacency``: a list (or dict, or any sequence) of neighbour lists, or a CSRAdjacency;
     or ``xadj``/``adjncy`` CSR arrays (also CuPy/PyTorch arrays). ``vweights``/``eweights``:
     vertex and edge weights; ``tpwgts``: the fraction of the total weight for each block.
-    ``options``: a pymetis.Options or a dict of METIS options; supported: ``seed``,
+    ``vweights`` may hold ncon weights per vertex, flattened vertex by vertex as pymetis passes
+    them to METIS (n * ncon entries), or as an (n, ncon) array; every constraint then gets the
+    tolerance ufactor / 1000. ``options``: a pymetis.Options or a dict of METIS options; supported: ``seed``,
     ``ufactor`` (imbalance eps = ufactor / 1000; METIS's default 30 is matchpart's 0.03),
     ``ctype`` (0 random matching, 1 heavy edge), ``numbering`` 0, ``objtype`` 0 (edge cut),
     ``ptype`` 1 (k-way), ``contig`` 0 or 1, ``dbglvl`` 0. ``contiguous=True`` (or contig 1):
@@ -123,8 +125,9 @@ def nx_partition(G, nparts, node_weight="weight", node_size="size", edge_weight=
     """Partition a networkx graph as nxmetis.partition does; returns ``(objval, parts)`` with
     ``parts[i]`` the list of nodes in block i (in G's node order) and ``objval`` the edge cut.
 
-    ``node_weight``/``edge_weight`` name attributes (missing -> 1); ``ubvec=[1.05]`` allows
-    5% imbalance; ``tpwgts`` and ``options`` as in ``part_graph``. ``node_size`` only
+    ``node_weight``/``edge_weight`` name attributes (missing -> 1; a node weight may be a list
+    of ncon weights, as nxmetis takes them); ``ubvec=[1.05]`` allows 5% imbalance (one entry
+    per constraint); ``tpwgts`` and ``options`` as in ``part_graph``. ``node_size`` only
     matters for METIS's volume objective, which matchpart does not have; it is accepted and
     unused unless ``options`` asks for that objective (an error).
     """
@@ -134,12 +137,9 @@ def nx_partition(G, nparts, node_weight="weight", node_size="size", edge_weight=
                                      "recursive")
     opts = _metis_options(options)
     eps = opts.get("ufactor", 30) / 1000.0
-    if ubvec is not None:
-        ub = list(ubvec)
-        if len(ub) != 1:
-            raise UnsupportedOptionError(f"ubvec has {len(ub)} entries: matchpart balances one vertex weight "
-                                         "(one constraint)", "ubvec")
-        eps = float(ub[0]) - 1.0
+    if ubvec is not None:        # one tolerance per constraint (node weights given as lists)
+        ub = [float(x) - 1.0 for x in ubvec]
+        eps = ub[0] if len(ub) == 1 else ub
     nodes = list(G.nodes)
     if nparts == 1 or not nodes:
         return 0, [nodes] + [[] for _ in range(max(nparts, 1) - 1)]
@@ -194,7 +194,22 @@ def _graph_from_pymetis_input(adjacency, xadj, adjncy, vweights, eweights):
             xadj, adjncy = _csr_from_lists(adjacency)
     elif xadj is None or adjncy is None:
         raise TypeError("must pass xadj and adjncy if adjacency is not passed")  # as pymetis
-    return csr_graph(xadj, adjncy, eweights, vweights)
+    xadj = _array(xadj)
+    return csr_graph(xadj, adjncy, eweights, _constraint_columns(vweights, int(xadj.shape[0]) - 1))
+
+
+def _constraint_columns(vweights, n):
+    """pymetis's vertex weights: n values, or n * ncon flattened vertex by vertex (METIS's vwgt
+    with ncon constraints) -> an (n, ncon) array; an (n, ncon) array is taken as it is."""
+    if vweights is None:
+        return None
+    w = _array(vweights)
+    if w.ndim != 1 or n == 0 or w.shape[0] == n:
+        return w
+    if w.shape[0] % n:
+        raise GraphError(f"vweights has {w.shape[0]} entries: expected n = {n} or n * ncon (ncon weights per "
+                         "vertex, vertex by vertex)", kind="size")
+    return w.reshape(n, w.shape[0] // n)
 
 
 def _csr_from_lists(adjacency):

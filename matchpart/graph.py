@@ -12,13 +12,18 @@ from .errors import GraphError
 INT32_MAX = np.iinfo(np.int32).max
 
 
-def _weights(values, count, what):
-    """Validated weight array: int64 when integral, float64 otherwise (None -> all ones)."""
+def _weights(values, count, what, columns=False):
+    """Validated weight array: int64 when integral, float64 otherwise (None -> all ones).
+    ``columns``: an (n, c) array of c weights per item is accepted too (vertex weights with
+    several constraints); (n, 1) becomes 1-d, so one constraint always has the 1-d form."""
     if values is None:
         return np.ones(count, dtype=np.int64)
     w = np.asarray(values)
-    if w.ndim != 1 or w.shape[0] != count:
-        raise GraphError(f"{what} weights must be a 1-d array of length {count}, got shape {w.shape}")
+    if columns and w.ndim == 2 and w.shape[0] == count and w.shape[1] >= 1:
+        w = w[:, 0] if w.shape[1] == 1 else np.ascontiguousarray(w)
+    elif w.ndim != 1 or w.shape[0] != count:
+        shapes = f"a 1-d array of length {count}" + (f" or an ({count}, c) array" if columns else "")
+        raise GraphError(f"{what} weights must be {shapes}, got shape {w.shape}")
     if w.dtype.kind == "b":
         w = w.astype(np.int64)
     if w.dtype.kind not in "iuf":
@@ -26,8 +31,8 @@ def _weights(values, count, what):
     if w.dtype.kind == "f":
         bad = ~np.isfinite(w)
         if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise GraphError(f"{what} weight #{i} is {w[i]} (must be finite)", kind="bad_weight")
+            i = int(np.flatnonzero(bad.reshape(-1))[0])
+            raise GraphError(f"{what} weight #{i} is {w.reshape(-1)[i]} (must be finite)", kind="bad_weight")
         if np.array_equal(w, np.round(w)) and (w.size == 0 or np.abs(w).max() < 2**53):
             w = w.astype(np.int64)
         else:
@@ -42,8 +47,9 @@ class Graph:
 
     Attributes (arrays live on ``backend``; treat them as read-only):
       indptr (int64, n+1), indices (int32 while n < 2**31), ewgt (per stored entry),
-      vwgt (per vertex); ``n`` vertices, ``m`` undirected edges, ``total_vwgt``,
-      ``total_ewgt`` (each undirected edge counted once), ``labels`` (original node labels
+      vwgt (per vertex: a 1-d array, or (n, c) for c > 1 weights per vertex, METIS's ncon);
+      ``n`` vertices, ``m`` undirected edges, ``total_vwgt`` (a tuple of c totals when
+      c > 1), ``total_ewgt`` (each undirected edge counted once), ``ncon`` (c), ``labels`` (original node labels
       from networkx input, else None).
 
     Build with ``Graph(indptr, indices, ewgt, vwgt)`` (validated), ``from_edges``,
@@ -73,7 +79,10 @@ class Graph:
         set_(self, "vwgt", be.to_device(vwgt))
         set_(self, "n", int(indptr.shape[0] - 1))
         set_(self, "m", int(indices.shape[0] // 2))
-        set_(self, "total_vwgt", _py(vwgt.sum()) if vwgt.shape[0] else 0)
+        if vwgt.ndim == 2:     # c > 1 constraints: one total each
+            set_(self, "total_vwgt", tuple(_py(x) for x in vwgt.sum(axis=0)))
+        else:
+            set_(self, "total_vwgt", _py(vwgt.sum()) if vwgt.shape[0] else 0)
         set_(self, "total_ewgt", _py(ewgt.sum()) // 2 if ewgt.dtype.kind in "iu" else _py(ewgt.sum()) / 2)
         set_(self, "labels", labels)
         set_(self, "_degree", None)
@@ -94,6 +103,11 @@ class Graph:
         return self.backend.name
 
     @property
+    def ncon(self):
+        """Number of weights per vertex (METIS's ncon): 1, or c for (n, c) vertex weights."""
+        return 1 if self.vwgt.ndim == 1 else int(self.vwgt.shape[1])
+
+    @property
     def degree(self):
         """Number of neighbours per vertex (int64 array on the graph's backend)."""
         if self._degree is None:
@@ -111,6 +125,13 @@ class Graph:
 
     def __repr__(self):
         return f"Graph(n={self.n}, m={self.m}, device={self.device!r})"
+
+    def with_vertex_weights(self, vwgt):
+        """The same graph (same backend, labels) with validated new vertex weights: n values, or
+        an (n, c) array of c weights per vertex."""
+        h = self.backend.to_host
+        return Graph._trusted(h(self.indptr), h(self.indices), h(self.ewgt), _vertex_weights(h(vwgt), self.n),
+                              self.backend, self.labels)
 
     # ---- conversions -----------------------------------------------------------
     def to(self, device):
@@ -134,7 +155,8 @@ class Graph:
         indptr, indices, ewgt, vwgt = h(self.indptr), h(self.indices), h(self.ewgt), h(self.vwgt)
         labels = self.labels if self.labels is not None else list(range(self.n))
         G = nx.Graph()
-        G.add_nodes_from((labels[v], {"weight": vwgt[v].item()}) for v in range(self.n))
+        vw = vwgt.tolist()       # a list per vertex when it has several weights
+        G.add_nodes_from((labels[v], {"weight": vw[v]}) for v in range(self.n))
         rows = np.repeat(np.arange(self.n), np.diff(indptr))
         keep = rows < indices
         G.add_edges_from((labels[u], labels[v], {"weight": w})
@@ -276,10 +298,12 @@ def _edge_weights(w, count):
 
 
 def _vertex_weights(vwgt, n):
-    vwgt = _weights(vwgt, n, "vertex")
+    vwgt = _weights(vwgt, n, "vertex", columns=True)
     if vwgt.size and (vwgt < 0).any():
-        i = int(np.flatnonzero(vwgt < 0)[0])
-        raise GraphError(f"vertex {i} has negative weight {vwgt[i]}", vertex=i, kind="bad_weight")
+        i, j = divmod(int(np.flatnonzero(vwgt.reshape(-1) < 0)[0]), vwgt.shape[1] if vwgt.ndim == 2 else 1)
+        which = f" (constraint {j})" if vwgt.ndim == 2 else ""
+        raise GraphError(f"vertex {i} has negative weight {vwgt.reshape(-1)[i * (vwgt.size // n) + j]}{which}",
+                         vertex=i, kind="bad_weight")
     return vwgt
 
 

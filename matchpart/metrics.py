@@ -37,6 +37,43 @@ def block_bounds(total_vwgt, k, eps, target_weights=None):
     return np.array([(1.0 + eps) * c for c in ideal], dtype=np.float64)
 
 
+def constraint_bounds(totals, k, eps, target_weights=None):
+    """Per-block, per-constraint bounds ((k, c) numpy array): column j is block_bounds of
+    constraint j's total with its tolerance eps[j] and, when ``target_weights`` is k x c, its
+    own column of fractions (k fractions: the same for every constraint)."""
+    c = len(totals)
+    t = None if target_weights is None else check_constraint_targets(target_weights, k, c)
+    cols = [block_bounds(totals[j], k, float(eps[j]), None if t is None else t[:, j]) for j in range(c)]
+    dtype = np.int64 if all(col.dtype.kind == "i" for col in cols) else np.float64
+    return np.stack([col.astype(dtype) for col in cols], axis=1)
+
+
+def check_constraint_targets(target_weights, k, c):
+    """Target weights for c constraints as a (k, c) float array: k fractions (shared) or k x c,
+    each column summing to 1; ValueError otherwise."""
+    try:
+        t = np.asarray(target_weights, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"target_weights must be {k} numbers or a {k} x {c} table, got {target_weights!r}") from None
+    if t.ndim == 2 and t.shape == (k, c):
+        for j in range(c):
+            check_target_weights(t[:, j], k)
+        return t
+    if t.ndim == 2:
+        raise ValueError(f"target_weights must be {k} fractions or a {k} x {c} table (one column per "
+                         f"constraint), got shape {t.shape}")
+    return np.repeat(check_target_weights(t, k)[:, None], c, axis=1)
+
+
+def constraint_imbalance(bw, totals, k, target_weights=None):
+    """Per constraint, max over blocks of weight / ideal weight - 1 (imbalance_from_weights of
+    each column of the (k, c) host block weights); a list of c floats."""
+    bw = np.asarray(bw)
+    t = None if target_weights is None else check_constraint_targets(target_weights, k, len(totals))
+    return [imbalance_from_weights(bw[:, j], totals[j], k, None if t is None else t[:, j])
+            for j in range(len(totals))]
+
+
 def check_target_weights(target_weights, k):
     """Target weights as a float array of k fractions >= 0 summing to 1; ValueError otherwise."""
     try:
@@ -74,10 +111,15 @@ def infeasibility_proof(vwgt, k, lmax):
 
 
 def block_weights(graph, parts, k):
-    """Weight of each block (array of length k on the graph's backend)."""
+    """Weight of each block (array of length k on the graph's backend; (k, c) for c weights per
+    vertex)."""
     be = graph.backend
     xp = be.xp
     parts = be.to_device(parts)
+    if graph.vwgt.ndim == 2:
+        idx = parts.astype(xp.int64)
+        return xp.stack([be.scatter_add(xp.zeros(k, dtype=graph.vwgt.dtype), idx,
+                                        xp.ascontiguousarray(graph.vwgt[:, j])) for j in range(graph.ncon)], axis=1)
     w = xp.zeros(k, dtype=graph.vwgt.dtype)
     return be.scatter_add(w, parts.astype(xp.int64), graph.vwgt)
 
@@ -115,7 +157,11 @@ def _rows_cut_weight(indptr, indices, ewgt, parts):
 
 
 def imbalance(graph, parts, k):
-    """max block weight / ceil(W / k) - 1 (0 is perfect; <= eps means balanced)."""
+    """max block weight / ceil(W / k) - 1 (0 is perfect; <= eps means balanced); with c weights
+    per vertex, the largest over the constraints."""
+    if graph.ncon > 1:
+        bw = np.asarray(graph.backend.to_host(block_weights(graph, parts, k)))
+        return max(constraint_imbalance(bw, graph.total_vwgt, k))
     if graph.total_vwgt == 0:
         return 0.0
     bw = block_weights(graph, parts, k)
@@ -151,8 +197,13 @@ def imbalance_from_weights(bw, total_vwgt, k, target_weights=None):
 
 
 def is_balanced(graph, parts, k, eps):
-    """True when every block weight is <= max_block_weight(W, k, eps)."""
+    """True when every block weight is <= max_block_weight(W, k, eps); with c weights per vertex,
+    in every constraint j with its bound (eps: one tolerance or c of them)."""
     bw = block_weights(graph, parts, k)
+    if graph.ncon > 1:
+        from .constraints import check_eps
+        bounds = constraint_bounds(graph.total_vwgt, k, check_eps(eps, graph.ncon))
+        return bool((np.asarray(graph.backend.to_host(bw)) <= bounds).all())
     return bool((bw <= max_block_weight(graph.total_vwgt, k, eps)).all().item())
 
 
@@ -260,20 +311,30 @@ def summary(g, parts, k, eps=0.03, target_weights=None):
     (block_bounds, imbalance_from_weights).
     """
     k = int(k)
-    bounds = block_bounds(g.total_vwgt, k, eps, target_weights)
-    lmax = bounds if target_weights is not None else bounds[0]
     bw = np.asarray(g.backend.to_host(block_weights(g, parts, k)))
+    per_constraint = {}
+    if g.ncon > 1:     # several weights per vertex: bounds (k, c), imbalance the largest of c
+        from .constraints import check_eps
+        eps = check_eps(eps, g.ncon)
+        bounds = constraint_bounds(g.total_vwgt, k, eps, target_weights)
+        lmax = bounds if target_weights is not None else bounds[0]
+        per_constraint["constraint_imbalance"] = constraint_imbalance(bw, g.total_vwgt, k, target_weights)
+        imbalance_value = max(per_constraint["constraint_imbalance"])
+    else:
+        bounds = block_bounds(g.total_vwgt, k, eps, target_weights)
+        lmax = bounds if target_weights is not None else bounds[0]
+        imbalance_value = imbalance_from_weights(bw, g.total_vwgt, k, target_weights)
     indptr, indices, p = _host_rows(g, parts)
     foreign = _foreign_blocks(indptr, indices, p, k)
     volumes = _block_sums(p, foreign, k)
     pieces = _pieces_nb(indptr, indices, p, k)
     return {
-        "n": g.n, "m": g.m, "k": k, "eps": float(eps),
+        "n": g.n, "m": g.m, "k": k, "eps": [float(e) for e in eps] if g.ncon > 1 else float(eps),
         "cut": _plain(edge_cut(g, parts)),
-        "imbalance": imbalance_from_weights(bw, g.total_vwgt, k, target_weights),
+        "imbalance": imbalance_value, **per_constraint,
         "feasible": bool((bw <= bounds).all()),
         "max_block_weight": _plain(lmax),
-        "block_weights": [_plain(w) for w in bw],
+        "block_weights": [_plain(w) for w in bw],     # a list of c weights per block when c > 1
         "total_comm_volume": int(volumes.sum()),
         "max_comm_volume": int(volumes.max()) if k else 0,
         "boundary_vertices": int(np.count_nonzero(foreign)),

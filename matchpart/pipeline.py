@@ -52,6 +52,9 @@ class PartitionResult:
     clustered);
     timings: seconds for coarsening, initial, refinement, total; max_block_weight: the bound
     (k bounds with target_weights, the fractions given); threads: CPU threads it ran with.
+    With c weights per vertex: block_weights and max_block_weight have a column per
+    constraint (k x c bounds with target_weights, else c), eps is c tolerances,
+    constraint_imbalance gives each constraint's imbalance and imbalance the largest.
     """
 
     parts: np.ndarray
@@ -67,6 +70,7 @@ class PartitionResult:
     max_block_weight: Any = None
     target_weights: Any = None
     threads: int = 1
+    constraint_imbalance: Any = None
 
 
 def _check_k_eps(k, eps, n):
@@ -294,7 +298,7 @@ def _iterated_vcycle(graph, parts, k, lmax, *, matcher, rating, seed, preset, co
 def partition(graph, k, *, matcher="local_max", rating="expansion_star2", eps=0.03, seed=0,
               device="auto", preset="default", coarsening="matching", edge_weight="weight",
               node_weight=None, target_weights=None, progress=None, threads=None, contiguous=False,
-              cluster_fallback=True):
+              cluster_fallback=True, balance=None):
     """Partition ``graph`` into ``k`` blocks of weight <= (1 + eps) * ceil(W / k), minimising the edge cut.
 
     graph: a matchpart Graph, SciPy sparse matrix, networkx graph, file path or generator
@@ -320,16 +324,26 @@ def partition(graph, k, *, matcher="local_max", rating="expansion_star2", eps=0.
         result = _partition(graph, k, matcher=matcher, rating=rating, eps=eps, seed=seed, device=device,
                             preset=preset, coarsening=coarsening, edge_weight=edge_weight,
                             node_weight=node_weight, target_weights=target_weights, progress=progress,
-                            contiguous=contiguous, cluster_fallback=cluster_fallback)
+                            contiguous=contiguous, cluster_fallback=cluster_fallback, balance=balance)
     result.threads = count
     return result
 
 
 def _partition(graph, k, *, matcher, rating, eps, seed, device, preset, coarsening, edge_weight, node_weight,
-               target_weights, progress, contiguous, cluster_fallback=True):
+               target_weights, progress, contiguous, cluster_fallback=True, balance=None):
     t_start = time.perf_counter()
     g0 = as_graph(graph, edge_weight=edge_weight, node_weight=node_weight)
-    k, eps = _check_k_eps(k, eps, g0.n)
+    if balance is not None:
+        from .constraints import balance_weights
+        g0 = g0.with_vertex_weights(balance_weights(g0, balance, g0.labels, graph))
+    if g0.ncon > 1 or (not isinstance(eps, (numbers.Real, str)) and hasattr(eps, "__len__")):
+        from .constraints import check_eps
+        eps = check_eps(eps, g0.ncon)      # one tolerance per constraint
+        k, _ = _check_k_eps(k, min(eps), g0.n)
+        if g0.ncon == 1:
+            eps = eps[0]
+    else:
+        k, eps = _check_k_eps(k, eps, g0.n)
     pre = get_preset(preset)
     if coarsening not in COARSENINGS:
         raise ValueError(f"unknown coarsening {coarsening!r}; choose one of {', '.join(COARSENINGS)}")
@@ -338,6 +352,10 @@ def _partition(graph, k, *, matcher, rating, eps, seed, device, preset, coarseni
     resolve(matcher)  # unknown names fail now, not only once a graph is big enough to coarsen
     if not callable(rating) and rating not in RATINGS:
         raise ValueError(f"unknown rating {rating!r}; choose one of {', '.join(RATINGS)}")
+    if g0.ncon > 1:
+        return _partition_nc(g0, k, eps, target_weights, matcher=matcher, rating=rating, seed=seed, device=device,
+                             preset=pre, coarsening=coarsening, cluster_fallback=cluster_fallback,
+                             progress=progress, contiguous=contiguous)
     be = _backend.get(device)
     g = g0.to(be)
     order = None                     # a power-law graph is partitioned relabelled (relabel.py)
@@ -423,3 +441,16 @@ def _connected_blocks(g, parts, k, bounds, seed, progress, final=True):
     bounds = np.broadcast_to(np.asarray(h(bounds) if hasattr(bounds, "shape") else bounds, dtype=np.float64), (k,))
     return connect_blocks(h(g.indptr), h(g.indices), h(g.ewgt), h(g.vwgt), h(parts), k, bounds, seed=seed,
                           final=final)
+
+
+def _partition_nc(g0, k, eps, target_weights, **options):
+    """partition() for c > 1 weights per vertex (checked k and c tolerances): pipeline_ncon's run
+    as a PartitionResult."""
+    from .pipeline_ncon import partition_nc
+    out = partition_nc(g0, k, eps, target_weights, **options)
+    parts, bounds, tw = out["parts"], out["bounds"], out["target_weights"]
+    return PartitionResult(parts=parts, mapping=dict(zip(g0.labels, parts.tolist())) if g0.labels is not None else None,
+                           cut=out["cut"], imbalance=max(out["imbalance"]), block_weights=out["block_weights"],
+                           feasible=out["feasible"], levels=out["levels"], timings=out["timings"], k=k, eps=eps,
+                           max_block_weight=bounds if tw is not None else bounds[0], target_weights=tw,
+                           constraint_imbalance=out["imbalance"])

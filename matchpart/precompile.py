@@ -23,7 +23,7 @@ from pathlib import Path
 def _steps(tmp):
     """(name, call) pairs: the README's command through the command line, then the library
     calls a user makes most: every preset, k = 2 and 32, both coarsenings, integer and float
-    edge weights, vertex weights, a METIS file, one matching. Each combination of weight
+    edge weights, vertex weights, a METIS file, two weights per vertex, one matching. Each combination of weight
     dtypes compiles the kernels again (20-25 s of a build each): float vertex weights, rare,
     compile on first use."""
     import numpy as np
@@ -46,6 +46,9 @@ def _steps(tmp):
     int_vertices = Graph(small.indptr, small.indices, small.ewgt, 1 + np.arange(small.n) % 3)
     metis_file = tmp / "small.graph"
     save_graph(int_vertices, str(metis_file))
+    ncon_file = tmp / "ncon.graph"        # two weights per vertex: the multi-constraint V-cycle
+    save_graph(small.with_vertex_weights(np.stack([np.ones(small.n), np.diff(small.indptr)], axis=1)
+                                         .astype(np.int64)), str(ncon_file))
     steps = [("README: partition delaunay:100000 8", cli("delaunay:100000", "8"))]
     steps += [(f"partition {preset} k=2, 32", lambda preset=preset: [partition(small, k, preset=preset, device="cpu")
                                                                         for k in (2, 32)])
@@ -56,6 +59,7 @@ def _steps(tmp):
         ("partition rmat relabelled", lambda: _with_small_relabel(lambda: partition("rmat:11", 8, device="cpu"))),
         ("partition cluster coarsening", lambda: partition(small, 8, coarsening="cluster", device="cpu")),
         ("partition vertex weights, METIS file", cli(str(metis_file), "8")),
+        ("partition two weights per vertex (ncon = 2), METIS file", cli(str(ncon_file), "8")),
         ("partition float edge weights", lambda: partition(float_edges, 8, device="cpu")),
         ("parallel FM, float edge weights", lambda: _with_pair_rounds(lambda: partition(float_edges, 8, device="cpu"))),
         ("match local_max", lambda: match(small, device="cpu")),

@@ -136,7 +136,7 @@ def test_nx_partition_shape(partition_options):
     sizes = np.array([len(p) for p in parts])
     assert sizes.sum() == H.number_of_nodes() and sizes[0] > sizes[1]
     assert (sizes <= np.floor(1.2 * np.ceil(np.array(targets) * H.number_of_nodes()))).all()
-    with pytest.raises(UnsupportedOptionError):
+    with pytest.raises(ValueError, match="2 values"):      # two tolerances, one weight per node
         compat.nx_partition(H, 2, ubvec=[1.1, 1.1])
 
 

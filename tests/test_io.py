@@ -150,7 +150,8 @@ def test_metis_writer_rejects_float_weights(tmp_path):
     ("3 2 1\n2 1\n1 1 3\n3 1\n", 3, "pairs"),                     # wrong weight count
     ("3 2 11\n1 2 1\n1 1\n1 2 1\n", 3, "vertex weight"),          # weight count with vertex weights
     ("3 5\n2\n1 3\n2\n", 1, "m=5"),                               # wrong m in header
-    ("3 2 10 2\n1 1 2\n1 1 1 3\n1 1 2\n", 1, "ncon=2"),           # ncon > 1
+    ("3 2 0 2\n2\n1 3\n2\n", 1, "ncon=2"),                        # ncon > 1 without vertex weights
+    ("3 2 10 2\n1 2\n1 1 1 3\n1 1 2\n", 1, "m=2"),                 # ncon = 2: "1 2" is two weights, no neighbour
     ("3 2 12\n2\n1 3\n2\n", 1, "fmt 12"),
     ("3\n2\n1 3\n2\n", 1, "header"),
     ("3 2\n2\n1 3\n2\n1\n", 5, "more vertex lines"),

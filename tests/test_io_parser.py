@@ -160,7 +160,7 @@ def test_compiled_metis_parser_matches_a_reference(tmp_path_factory, text):
     ("3 2 1\n2 1\n1 2 3 1\n2 1\n", "weight_mismatch", 2),
     ("3 2 1\n2 0\n1 0 3 1\n2 1\n", "bad_weight", 2),
     ("3 2 10\n-1 2\n1 1 3\n1 2\n", "bad_weight", 2),
-    ("3 2 10 2\n1 1 2\n1 1 1 3\n1 1 2\n", "unsupported", 1),
+    ("3 2 0 2\n2\n1 3\n2\n", "parse", 1),                  # ncon = 2 without vertex weights
 ])
 def test_metis_error_kinds(tmp_path, text, kind, line):
     p = tmp_path / "bad.graph"

@@ -59,11 +59,17 @@ def _header(path):
             raw = f.read(probe)
             end = raw.rfind(b"\n")
             try:
-                return metis._header(raw if len(raw) == size else raw[:end + 1], path)
+                n, m, fmt, ncon, line, after = metis._header(raw if len(raw) == size else raw[:end + 1], path)
             except GraphFormatError:
                 if len(raw) == size:
                     raise
-            probe *= 4
+                probe *= 4
+                continue
+            if ncon > 1:
+                raise GraphFormatError(f"ncon={ncon}: several weights per vertex are not supported by the "
+                                       "distributed pipeline (use matchpart.partition)", path, line,
+                                       kind="unsupported")
+            return n, m, fmt, line, after
 
 
 def _aligned_start(f, pos, after, size):
@@ -153,7 +159,7 @@ def _parse_range(buf, raw, path, line0, n, has_vsize, has_vwgt, has_ewgt):
     vline = np.zeros(lines, dtype=np.int64)
     info = np.zeros(metis._INFO_SIZE, dtype=np.int64)
     outcome, nv, nnz, in_order = metis._parse_vertex_lines(buf, 0, line0, n, lead, has_vwgt, has_ewgt, True,
-                                                           True, indptr, cols, ewgt, vwgt, vline, info)
+                                                           True, indptr, cols, ewgt, vwgt, vline, info, 1)
     if outcome == metis._BAD_TOKEN:
         raise token_error(path, int(info[metis._LINE]), raw[info[metis._START]:info[metis._END]])
     if outcome == metis._EXTRA_LINE:

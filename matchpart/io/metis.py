@@ -49,12 +49,13 @@ def _record(info, code, line, vertex, value, other):
 
 @njit(cache=True)
 def _parse_vertex_lines(buf, i, line, n, lead, has_vwgt, has_ewgt, allow_loops, check_repeats,
-                        indptr, cols, ewgt, vwgt, vline, info):
+                        indptr, cols, ewgt, vwgt, vline, info, ncon):
     """Parse the vertex lines of a METIS file, starting at byte ``i`` (file line ``line``).
 
     Line v (comments skipped) fills indptr[v + 1], its neighbours cols[indptr[v]:...] (0-based),
-    their weights ewgt[...] when ``has_ewgt``, vwgt[v] when ``has_vwgt`` (the ``lead`` tokens
-    before the neighbours are the optional vertex size, ignored, then the vertex weight), and
+    their weights ewgt[...] when ``has_ewgt``, vwgt[v * ncon:(v + 1) * ncon] when ``has_vwgt``
+    (the ``lead`` tokens before the neighbours are the optional vertex size, ignored, then
+    the ``ncon`` vertex weights), and
     vline[v] = its file line. Returns (outcome, vertex lines read, entries, rows sorted);
     details (lines, byte ranges of a bad token, the first entry problem) go to ``info``.
 
@@ -117,8 +118,8 @@ def _parse_vertex_lines(buf, i, line, n, lead, has_vwgt, has_ewgt, allow_loops, 
             r = t - lead
             t += 1
             if r < 0:
-                if has_vwgt and r == -1:  # the vertex weight is the last leading token
-                    vwgt[v] = x
+                if has_vwgt and r >= -ncon:  # the vertex weights are the last leading tokens
+                    vwgt[v * ncon + ncon + r] = x
                     if x < 0:
                         _record(info, _VERTEX_WEIGHT, line, v, x, 0)
                     vertex_total += x
@@ -170,8 +171,8 @@ def read_metis(path, *, symmetrize=False, drop_self_loops=False, merge_duplicate
     newline ending the last line does not start another vertex). ``fmt`` has up to three
     binary digits: hundreds = vertex sizes (read and ignored: they only matter for the
     communication volume objective, which matchpart does not optimise), tens = vertex
-    weights, ones = edge weights (each neighbour is followed by its weight). ``ncon > 1``
-    (multi-constraint weights) is not supported. Checked: vertex line count == n, 2*m ==
+    weights (``ncon`` of them per vertex, default 1; the graph's vwgt is then (n, ncon)),
+    ones = edge weights (each neighbour is followed by its weight). Checked: vertex line count == n, 2*m ==
     stored adjacency entries, indices in 1..n, token counts, integer tokens, symmetry.
     """
     return parse_metis(read_bytes(path), path, symmetrize=symmetrize, drop_self_loops=drop_self_loops,
@@ -180,9 +181,9 @@ def read_metis(path, *, symmetrize=False, drop_self_loops=False, merge_duplicate
 
 def parse_metis(raw, path, *, symmetrize=False, drop_self_loops=False, merge_duplicates=False) -> Graph:
     """The graph in ``raw``, the bytes of a METIS file (``path`` names it in errors)."""
-    n, m, fmt, hline, after = _header(raw, path)
+    n, m, fmt, ncon, hline, after = _header(raw, path)
     has_vsize, has_vwgt, has_ewgt = (f"{fmt:03d}"[d] == "1" for d in range(3))
-    lead = int(has_vsize) + int(has_vwgt)
+    lead = int(has_vsize) + int(has_vwgt) * ncon
     buf = np.frombuffer(raw, dtype=np.uint8)
     # a file cannot hold more vertex lines than lines, nor more tokens than half its bytes:
     # a wrong header then gives an error, not a huge allocation
@@ -193,20 +194,20 @@ def parse_metis(raw, path, *, symmetrize=False, drop_self_loops=False, merge_dup
         indptr = np.zeros(vertices + 1, dtype=np.int64)
         cols = np.empty(capacity, dtype=index_type)
         ewgt = np.empty(capacity if has_ewgt else 0, dtype=np.int64)
-        vwgt = np.empty(vertices if has_vwgt else 0, dtype=np.int64)
+        vwgt = np.empty(vertices * ncon if has_vwgt else 0, dtype=np.int64)
         vline = np.zeros(vertices, dtype=np.int64)
         info = np.zeros(_INFO_SIZE, dtype=np.int64)
         outcome, nv, nnz, in_order = _parse_vertex_lines(
             buf, after, hline + 1, n, lead, bool(has_vwgt), bool(has_ewgt), bool(drop_self_loops),
-            not merge_duplicates, indptr, cols, ewgt, vwgt, vline, info)
+            not merge_duplicates, indptr, cols, ewgt, vwgt, vline, info, ncon)
         if outcome != _FULL:
             break
         capacity = (len(raw) - after) // 2 + 1  # the header's m is wrong: room for every token
     _check_structure(outcome, info, raw, path, n, m, fmt, has_vsize, has_vwgt, has_ewgt, nv, nnz, hline,
-                     vline, symmetrize, drop_self_loops)
+                     vline, symmetrize, drop_self_loops, ncon)
     _check_entry(info, path, n)
     cols, ewgt = cols[:nnz], (ewgt[:nnz] if has_ewgt else np.ones(nnz, dtype=np.int64))
-    vwgt = vwgt if has_vwgt else np.ones(n, dtype=np.int64)
+    vwgt = (vwgt if ncon == 1 else vwgt.reshape(n, ncon)) if has_vwgt else np.ones(n, dtype=np.int64)
     if nnz != 2 * m:
         log.info("%s: header says m=%d but %d adjacency entries found; symmetrizing", path, m, nnz)
     if symmetrize or drop_self_loops or merge_duplicates:
@@ -233,7 +234,7 @@ def parse_metis(raw, path, *, symmetrize=False, drop_self_loops=False, merge_dup
 
 
 def _header(raw, path):
-    """(n, m, fmt, header line (1-based), byte offset after the header line); checks it."""
+    """(n, m, fmt, ncon, header line (1-based), byte offset after the header line); checks it."""
     pos, line = 0, 1
     while pos < len(raw):  # skip comment and blank lines (a handful in practice)
         end = raw.find(b"\n", pos)
@@ -260,21 +261,24 @@ def _header(raw, path):
         raise GraphFormatError(f"header has negative n={n} or m={m}", path, line)
     if fmt < 0 or fmt > 111 or any(d not in "01" for d in f"{fmt:03d}"):
         raise GraphFormatError(f"header fmt {fmt} is not one of 0, 1, 10, 11, 100, 101, 110, 111", path, line)
-    if ncon is not None and ncon > 1:
-        raise GraphFormatError(f"ncon={ncon}: multi-constraint vertex weights are not supported "
-                               "(only one weight per vertex)", path, line, kind="unsupported")
+    if ncon is not None and ncon > 1 and f"{fmt:03d}"[1] != "1":
+        raise GraphFormatError(f"ncon={ncon} needs vertex weights in fmt (10, 11, 110 or 111), got fmt {fmt}",
+                               path, line)
+    if ncon is not None and ncon < 0:
+        raise GraphFormatError(f"header has negative ncon={ncon}", path, line)
     if ncon == 0 and f"{fmt:03d}"[1] == "1":
         raise GraphFormatError("ncon=0 contradicts fmt with vertex weights", path, line)
-    return n, m, fmt, line, end + 1
+    return n, m, fmt, max(ncon or 1, 1), line, end + 1
 
 
 def _check_structure(outcome, info, raw, path, n, m, fmt, has_vsize, has_vwgt, has_ewgt, nv, nnz, hline,
-                     vline, symmetrize, drop_self_loops):
+                     vline, symmetrize, drop_self_loops, ncon=1):
     """Raise for a parse failure, a vertex line count other than n, or an entry count other than 2m."""
     if outcome == _BAD_TOKEN:
         raise token_error(path, int(info[_LINE]), raw[info[_START]:info[_END]])
     if outcome == _TOKEN_COUNT:
-        want = [w for w, on in (("a vertex size", has_vsize), ("a vertex weight", has_vwgt)) if on]
+        weights = "a vertex weight" if ncon == 1 else f"{ncon} vertex weights"
+        want = [w for w, on in (("a vertex size", has_vsize), (weights, has_vwgt)) if on]
         want.append("(neighbour, edge weight) pairs" if has_ewgt else "neighbours")
         raise GraphFormatError(f"vertex {info[_VERTEX] + 1} has {info[_TOKENS]} tokens; fmt {fmt} expects "
                                f"{' then '.join(want)}", path, int(info[_LINE]))
@@ -349,12 +353,14 @@ def vertex_error(kind, u, v, path, vline, weights=None, detail=None):
 
 
 def metis_bytes(n, m, indptr, indices, ewgt, vwgt):
-    """The METIS text of a graph: fmt 0/1/10/11 depending on which weights are not all 1."""
+    """The METIS text of a graph: fmt 0/1/10/11 depending on which weights are not all 1; (n, c)
+    vertex weights are written as c weights per vertex with ncon = c in the header."""
     if ewgt.dtype.kind not in "iu" or vwgt.dtype.kind not in "iu":
         raise ValueError("the METIS format stores integer weights only; this graph has non-integer "
                          "weights (save it as .mtx or as an edge list instead)")
     has_e = bool((ewgt != 1).any())
-    has_v = bool((vwgt != 1).any())
+    ncon = 1 if vwgt.ndim == 1 else vwgt.shape[1]
+    has_v = bool((vwgt != 1).any()) or ncon > 1
     fmt = ("1" if has_e else "0") if not has_v else ("11" if has_e else "10")
     deg = np.diff(indptr)
     # per vertex line: [vwgt] then neighbours (each followed by its weight when has_e)
@@ -366,16 +372,17 @@ def metis_bytes(n, m, indptr, indices, ewgt, vwgt):
         per_vertex = deg.copy()
     if has_v:
         # interleave one vertex weight before each line's neighbour tokens
-        per_line = per_vertex + 1
+        per_line = per_vertex + ncon
         starts = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(per_line, out=starts[1:])
         flat = np.empty(int(starts[-1]), dtype=np.int64)
         is_w = np.zeros(flat.shape[0], dtype=bool)
-        is_w[starts[:-1]] = True
-        flat[is_w] = vwgt
+        for j in range(ncon):
+            is_w[starts[:-1] + j] = True
+        flat[is_w] = vwgt.reshape(-1)
         flat[~is_w] = nbr
     else:
         per_line = per_vertex
         flat = nbr
-    header = f"{n} {m}" + (f" {fmt}" if fmt != "0" else "") + "\n"
+    header = f"{n} {m}" + (f" {fmt}" if fmt != "0" else "") + (f" {ncon}" if ncon > 1 else "") + "\n"
     return header.encode() + bytes(format_int_lines(flat.astype(np.int64, copy=False), per_line))

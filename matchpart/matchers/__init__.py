@@ -33,6 +33,10 @@ def run_matcher(matcher, graph, *, rating="weight", seed=0):
     returned ``mate`` is always on the graph's backend.
     """
     info = resolve(matcher)
+    if graph.ncon > 1:      # ratings weigh a vertex by one number; partition() matches a stand-in
+        from ..errors import GraphError
+        raise GraphError(f"matchers take one weight per vertex, this graph has {graph.ncon}; pick one column "
+                         "(graph.with_vertex_weights(w[:, j])) or their sum", kind="unsupported")
     be = graph.backend
     run_on = graph if be.name in info.backends else graph.to("cpu")
     be.synchronize()
