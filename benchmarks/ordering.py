@@ -16,8 +16,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import math
-import os
-import platform
 import re
 import shutil
 import statistics
@@ -100,7 +98,7 @@ def main(argv=None):
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="shared meshes only")
     ap.add_argument("--only", default=None, help="comma-separated substrings of graph names")
-    ap.add_argument("--write", default=None, help="append the table to this Markdown file")
+    ap.add_argument("--write", default=None, help="replace this benchmark's section of this Markdown file")
     args = ap.parse_args(argv)
     import pymetis  # noqa: F401  (required)
     names = list(MESHES) + ([] if args.quick else list(GENERATED))
@@ -150,22 +148,19 @@ def main(argv=None):
     print(summary)
     shutil.rmtree(tmp, ignore_errors=True)
     if args.write:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                                cwd=ROOT).stdout.strip()
-        import pymetis
-        with open(args.write, "a") as fh:
-            fh.write(f"\n## Orderings (nested dissection) against METIS — {datetime.date.today()}, commit {commit}\n\n"
-                     f"Machine: {os.cpu_count()}-core {platform.machine()}, no GPU; pymetis "
-                     f"{getattr(pymetis, '__version__', '?')}, ndmetis {'(Debian metis)' if have_nd else 'absent'}; "
-                     f"{args.runs} interleaved runs, medians; ratios ours / METIS (lower is better).\n\n")
-            fh.write(header + "\n" + "|" + "---|" * (header.count("|") - 1) + "\n")
-            for r in rows:
-                fh.write(f"| {r['graph']} | {r['n']} | {r['nnz']} | {r['nnz_r']:.3f} | {r['flops_r']:.3f} | "
-                         f"{r['t']:.3f} | {r['t_r']:.2f} |"
-                         + (f" {r['nd_nnz_r']:.3f} | {r['nd_flops_r']:.3f} | {r['nd_t_r']:.2f} |" if have_nd else "")
-                         + "\n")
-            fh.write(summary + "\n")
-
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from peers import commit, load, machine, write_section
+        body = [f"{datetime.date.today()} · commit {commit()} · {machine()} · load average {load()} at the end · "
+                f"`python3 benchmarks/ordering.py {' '.join(argv if argv is not None else sys.argv[1:])}` "
+                f"({args.runs} interleaved runs, medians; ratios ours / METIS, lower is better; pymetis "
+                f"{'and ndmetis (Debian metis)' if have_nd else 'only'})", "", header,
+                "|" + "---|" * (header.count("|") - 1)]
+        for r in rows:
+            body.append(f"| {r['graph']} | {r['n']} | {r['nnz']} | {r['nnz_r']:.3f} | {r['flops_r']:.3f} | "
+                        f"{r['t']:.3f} | {r['t_r']:.2f} |"
+                        + (f" {r['nd_nnz_r']:.3f} | {r['nd_flops_r']:.3f} | {r['nd_t_r']:.2f} |" if have_nd else ""))
+        body.append(summary)
+        write_section(args.write, "## Orderings (benchmarks/ordering.py)", body)
 
 if __name__ == "__main__":
     main()
