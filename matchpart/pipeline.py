@@ -12,6 +12,7 @@ import numpy as np
 
 from . import backend as _backend
 from . import metrics
+from . import objective as _objective
 from .coarsen import cluster_mapping, coarsen, level_summaries
 from .io import as_graph
 from .matchers import RATINGS, resolve
@@ -51,7 +52,9 @@ class PartitionResult:
     dict per hierarchy level (n, m, rounds, matched_fraction, two_hop_fraction, time,
     clustered);
     timings: seconds for coarsening, initial, refinement, total; max_block_weight: the bound
-    (k bounds with target_weights, the fractions given); threads: CPU threads it ran with.
+    (k bounds with target_weights, the fractions given); threads: CPU threads it ran with;
+    objtype: the objective minimised ("cut" or "vol"); volume: the total communication volume
+    (with the vertex sizes given) when objtype is "vol", else None (metrics.communication_volume).
     """
 
     parts: np.ndarray
@@ -67,6 +70,8 @@ class PartitionResult:
     max_block_weight: Any = None
     target_weights: Any = None
     threads: int = 1
+    objtype: str = "cut"
+    volume: Any = None
 
 
 def _check_k_eps(k, eps, n):
@@ -128,12 +133,13 @@ def _local_stall(preset, graph=None, finest_n=0):
     return 0
 
 
-def _uncoarsen(levels, parts, k, lmax, preset, seed, say=None, contiguous=False):
+def _uncoarsen(levels, parts, k, lmax, preset, seed, say=None, contiguous=False, volume=None):
     """Refine the coarsest level's partition ``parts``, then project it level by level to the
     finest, refining the levels that pipeline.refined_levels picks; returns (parts, cut or None).
     ``contiguous``: after each refined level's refiners, make its blocks connected
     (refine.contiguity): a block split on a coarse level is mended where moving a piece is
-    cheap, and the finer levels' refiners then repair its balance and cut.
+    cheap, and the finer levels' refiners then repair its balance and cut. ``volume``: an
+    objective.Volume to minimise the communication volume (volume FM after the cut refiners).
 
     A projection keeps the cut (contraction sums the weights of the edges it merges) and
     maps boundary flags along with the blocks (a fine vertex on the boundary belongs to a
@@ -144,6 +150,8 @@ def _uncoarsen(levels, parts, k, lmax, preset, seed, say=None, contiguous=False)
     depth = len(levels) - 1
     finest_n = levels[0].graph.n
     cut = boundary = workspace = None
+    sizes = None if volume is None else _objective.level_sizes(levels, volume.sizes)
+    level_preset = preset if volume is None else _objective.cut_preset(preset)
     if preset.fm_passes and not levels[0].graph.backend.is_gpu and k > 2 \
             and finest_n >= parallel_fm.PARALLEL_FM_MIN_VERTICES:
         workspace = parallel_fm.new_workspace(finest_n)     # FM's scratch for every level
@@ -156,8 +164,11 @@ def _uncoarsen(levels, parts, k, lmax, preset, seed, say=None, contiguous=False)
             if say is not None and i < depth:
                 say(f"refining level {i} ({levels[i].graph.n} vertices)")
             g = levels[i].graph
-            parts, cut, boundary = _refine_level(g, parts, k, lmax, preset, seed + i, boundary,
-                                                 _local_stall(preset, g, finest_n), workspace)
+            parts, cut, boundary = _refine_level(g, parts, k, lmax, level_preset, seed + i, boundary,
+                                                 _local_stall(level_preset, g, finest_n), workspace)
+            if volume is not None:
+                boundary = _objective.refine_level(g, parts, k, lmax, sizes[i], seed + i, boundary)
+                cut = None
             if contiguous:
                 parts = g.backend.to_device(_connected_blocks(g, parts, k, lmax, seed + i, None, final=i == 0))
                 cut = boundary = None
@@ -236,7 +247,7 @@ def _balanced(graph, parts, k, lmax):
 
 
 def _vcycle(graph, k, eps, lmax, *, matcher, rating, seed, preset, coarsening, timings, target_weights=None,
-            progress=None, contiguous=False, cluster_fallback=True):
+            progress=None, contiguous=False, cluster_fallback=True, volume=None):
     """One multilevel run; returns (parts on the graph's backend, level summaries, cut or None:
     see _refine_level)."""
     from .initial import initial_partition
@@ -256,7 +267,7 @@ def _vcycle(graph, k, eps, lmax, *, matcher, rating, seed, preset, coarsening, t
                               pairwise_rounds=preset.initial_pairwise_rounds, target_weights=target_weights)
     parts = be.to_device(np.asarray(parts, dtype=np.int64))
     t2 = time.perf_counter()
-    parts, cut = _uncoarsen(levels, parts, k, lmax, preset, seed, say, contiguous)
+    parts, cut = _uncoarsen(levels, parts, k, lmax, preset, seed, say, contiguous, volume)
     be.synchronize()
     t3 = time.perf_counter()
     timings["coarsening"] += t1 - t0
@@ -266,7 +277,7 @@ def _vcycle(graph, k, eps, lmax, *, matcher, rating, seed, preset, coarsening, t
 
 
 def _iterated_vcycle(graph, parts, k, lmax, *, matcher, rating, seed, preset, coarsening, timings,
-                     contiguous=False, cluster_fallback=True):
+                     contiguous=False, cluster_fallback=True, volume=None):
     """Re-coarsen inside the blocks of ``parts``, then refine its exact projection back up.
 
     Contracting only within blocks lets the refiners see the partition on coarse graphs,
@@ -280,7 +291,7 @@ def _iterated_vcycle(graph, parts, k, lmax, *, matcher, rating, seed, preset, co
                      clusterer=clusterer, parts=parts, cluster_fallback=cluster_fallback)
     be.synchronize()
     t1 = time.perf_counter()
-    p, cut = _uncoarsen(levels, levels[-1].parts, k, lmax, preset, seed, contiguous=contiguous)
+    p, cut = _uncoarsen(levels, levels[-1].parts, k, lmax, preset, seed, contiguous=contiguous, volume=volume)
     be.synchronize()
     timings["coarsening"] += t1 - t0
     timings["refinement"] += time.perf_counter() - t1
@@ -290,8 +301,9 @@ def _iterated_vcycle(graph, parts, k, lmax, *, matcher, rating, seed, preset, co
 def partition(graph, k, *, matcher="local_max", rating="expansion_star2", eps=0.03, seed=0,
               device="auto", preset="default", coarsening="matching", edge_weight="weight",
               node_weight=None, target_weights=None, progress=None, threads=None, contiguous=False,
-              cluster_fallback=True):
-    """Partition ``graph`` into ``k`` blocks of weight <= (1 + eps) * ceil(W / k), minimising the edge cut.
+              cluster_fallback=True, objtype="cut", vsize=None):
+    """Partition ``graph`` into ``k`` blocks of weight <= (1 + eps) * ceil(W / k), minimising the edge
+    cut or (objtype="vol") the total communication volume.
 
     graph: a matchpart Graph, SciPy sparse matrix, networkx graph, file path or generator
     spec ("delaunay:1000"); ``edge_weight``/``node_weight`` name networkx attributes.
@@ -307,7 +319,11 @@ def partition(graph, k, *, matcher="local_max", rating="expansion_star2", eps=0.
     threads: CPU threads for the parallel kernels (default None: every core); the partition
     does not depend on it. contiguous: every block connected (METIS's -contig) on a connected
     graph; on a disconnected one, every block's part of each component is connected
-    (refine.contiguity). Same inputs and seed give the same partition. Returns a PartitionResult; when no
+    (refine.contiguity). objtype: "cut" (default) or "vol", METIS's total communication volume
+    (metrics.communication_volume): every vertex counts once per other block among its
+    neighbours, ``vsize[v]`` times when vertex sizes are given (METIS's vsize, n numbers >= 0);
+    CPU only (device="gpu" raises UnsupportedOptionError, "auto" runs on the CPU).
+    Same inputs and seed give the same partition. Returns a PartitionResult; when no
     balanced partition exists (e.g. a vertex heavier than the bound) or none was found,
     ``feasible`` is False and a warning says why.
     """
@@ -316,16 +332,19 @@ def partition(graph, k, *, matcher="local_max", rating="expansion_star2", eps=0.
         result = _partition(graph, k, matcher=matcher, rating=rating, eps=eps, seed=seed, device=device,
                             preset=preset, coarsening=coarsening, edge_weight=edge_weight,
                             node_weight=node_weight, target_weights=target_weights, progress=progress,
-                            contiguous=contiguous, cluster_fallback=cluster_fallback)
+                            contiguous=contiguous, cluster_fallback=cluster_fallback, objtype=objtype,
+                            vsize=vsize)
     result.threads = count
     return result
 
 
 def _partition(graph, k, *, matcher, rating, eps, seed, device, preset, coarsening, edge_weight, node_weight,
-               target_weights, progress, contiguous, cluster_fallback=True):
+               target_weights, progress, contiguous, cluster_fallback=True, objtype="cut", vsize=None):
     t_start = time.perf_counter()
     g0 = as_graph(graph, edge_weight=edge_weight, node_weight=node_weight)
     k, eps = _check_k_eps(k, eps, g0.n)
+    volume = _objective.check_objtype(objtype, vsize, g0.n)
+    device = _objective.device_for(volume, device)
     pre = get_preset(preset)
     if coarsening not in COARSENINGS:
         raise ValueError(f"unknown coarsening {coarsening!r}; choose one of {', '.join(COARSENINGS)}")
@@ -349,14 +368,18 @@ def _partition(graph, k, *, matcher, rating, eps, seed, device, preset, coarseni
         # computed (an O(m) pass: 5% of a default run on delaunay 2^20) only to compare runs.
         # Either way the result reuses it
         compare = pre.cycles > 1 or pre.vcycles > 0
+        if volume is not None:     # runs are compared by volume: the cut is computed at the end
+            score_of = lambda p, _cut: _objective.value(g, p, volume)    # noqa: E731
+        else:
+            score_of = lambda p, run_cut: metrics.edge_cut(g, p) if run_cut is None else run_cut    # noqa: E731
         for cycle in range(pre.cycles):
             cycle_seed = int(seed) + 7919 * cycle
             p, lv, run_cut = _vcycle(g, k, eps, lmax, matcher=matcher, rating=rating, seed=cycle_seed,
                                      preset=pre, coarsening=coarsening, timings=timings,
                                      target_weights=target_weights, progress=progress, contiguous=contiguous,
-                                     cluster_fallback=cluster_fallback)
-            if run_cut is None and compare:
-                run_cut = metrics.edge_cut(g, p)
+                                     cluster_fallback=cluster_fallback, volume=volume)
+            if compare:
+                run_cut = score_of(p, run_cut)
             score = (not _balanced(g, p, k, lmax), run_cut)
             if best is None or score < best[0]:
                 best = (score, p, lv)
@@ -365,12 +388,14 @@ def _partition(graph, k, *, matcher, rating, eps, seed, device, preset, coarseni
             v_seed = int(seed) + 104729 * (v + 1)
             p, run_cut = _iterated_vcycle(g, parts, k, lmax, matcher=matcher, rating=rating, seed=v_seed,
                                           preset=pre, coarsening=coarsening, timings=timings, contiguous=contiguous,
-                                          cluster_fallback=cluster_fallback)
-            score = (not _balanced(g, p, k, lmax), metrics.edge_cut(g, p) if run_cut is None else run_cut)
+                                          cluster_fallback=cluster_fallback, volume=volume)
+            score = (not _balanced(g, p, k, lmax), score_of(p, run_cut))
             if score < best[0]:
                 best = (score, p, levels)
                 parts = p
         (unbalanced, cut) = best[0]
+        if volume is not None:
+            cut = None          # best[0] held volumes
         if unbalanced and metrics.infeasibility_proof(be.to_host(g.vwgt), k, lmax) is None:
             p = _packing_fallback(g, k, lmax, pre, seed)
             if p is not None and _balanced(g, p, k, lmax):
@@ -391,12 +416,13 @@ def _partition(graph, k, *, matcher, rating, eps, seed, device, preset, coarseni
         mapping = dict(zip(g0.labels, host_parts.tolist()))
     if cut is None:
         cut = metrics.edge_cut(g, parts)
+    vol = None if volume is None else _objective.value(g, parts, volume)
     timings["total"] = time.perf_counter() - t_start
     return PartitionResult(parts=host_parts, mapping=mapping, cut=cut,
                            imbalance=metrics.imbalance_from_weights(bw, g.total_vwgt, k, target_weights),
                            block_weights=bw,
                            feasible=feasible, levels=levels, timings=timings, k=k, eps=eps,
-                           max_block_weight=lmax,
+                           max_block_weight=lmax, objtype=objtype, volume=vol,
                            target_weights=None if target_weights is None else
                            metrics.check_target_weights(target_weights, k))
 
