@@ -167,7 +167,7 @@ def _uncoarsen(levels, parts, k, lmax, preset, seed, say=None, contiguous=False,
             parts, cut, boundary = _refine_level(g, parts, k, lmax, level_preset, seed + i, boundary,
                                                  _local_stall(level_preset, g, finest_n), workspace)
             if volume is not None:
-                boundary = _objective.refine_level(g, parts, k, lmax, sizes[i], seed + i, boundary)
+                boundary = _objective.refine_level(g, parts, k, lmax, sizes[i], seed + i, boundary, finest_n)
                 cut = None
             if contiguous:
                 parts = g.backend.to_device(_connected_blocks(g, parts, k, lmax, seed + i, None, final=i == 0))
@@ -355,6 +355,8 @@ def _partition(graph, k, *, matcher, rating, eps, seed, device, preset, coarseni
         raise ValueError(f"unknown rating {rating!r}; choose one of {', '.join(RATINGS)}")
     be = _backend.get(device)
     g = g0.to(be)
+    weighted = g                         # the input's edge weights, for the reported cut
+    g = _objective.run_graph(g, volume)
     bounds = metrics.block_bounds(g.total_vwgt, k, eps, target_weights)
     lmax = bounds if target_weights is not None else bounds[0].item()   # one number when all blocks share it
     timings = {"coarsening": 0.0, "initial": 0.0, "refinement": 0.0}
@@ -415,7 +417,7 @@ def _partition(graph, k, *, matcher, rating, eps, seed, device, preset, coarseni
     if g0.labels is not None:
         mapping = dict(zip(g0.labels, host_parts.tolist()))
     if cut is None:
-        cut = metrics.edge_cut(g, parts)
+        cut = metrics.edge_cut(weighted, parts)
     vol = None if volume is None else _objective.value(g, parts, volume)
     timings["total"] = time.perf_counter() - t_start
     return PartitionResult(parts=host_parts, mapping=mapping, cut=cut,

@@ -6,8 +6,8 @@ breaking ties; moves only go to blocks with room, each vertex moves at most once
 and a pass rolls back to its best prefix, best meaning lowest (overload, volume, cut). A move
 changes the gains of the mover's neighbours and, where a neighbour's count of edges into
 the source or target block crosses 0, 1 or 2, of that neighbour's neighbours: both are
-queued again (the second only around vertices of degree <= TWO_HOP_MAX_DEGREE; elsewhere a
-stale key is caught when it is popped, since every move is re-scored before it is made).
+queued again (only vertices of degree <= RESCORE_MAX_DEGREE; elsewhere a stale key is
+caught when it is popped, since every move is re-scored before it is made).
 An overweight input is first rebalanced by least_loss.py's least cut loss moves.
 """
 from __future__ import annotations
@@ -23,10 +23,14 @@ from .least_loss import rebalance_if_over
 from .state import host_block_weights, host_overload, host_weighted_degree
 from .volume_gain import best_volume_move, entry_count
 
-# Neighbours of a vertex of higher degree are not queued again when its counts cross a
-# threshold: a hub's neighbourhood is most of a power-law graph, and its counts into a block
-# rarely fall to 1 or 2 anyway.
-TWO_HOP_MAX_DEGREE = 64
+# Vertices of higher degree are not re-scored after a neighbour's move (scoring one costs
+# the sum of its neighbours' adjacent blocks; a hub of a power-law graph is a neighbour of
+# most moves), and neither are the neighbours of such a vertex when its counts cross a
+# threshold. A stale key is caught when it is popped. On Barabasi-Albert 2^16, k = 8, one
+# pass took 23 s re-scoring hubs after every move.
+RESCORE_MAX_DEGREE = 64
+# Whether the second-hop vertices are re-scored at all (see requeue_after).
+TWO_HOP_RESCORE = True
 # Passes end after one that lowers the volume by at most this fraction of the volume
 # gained so far plus one (the same local optimum again).
 MIN_PASS_GAIN = 1e-3
@@ -61,18 +65,20 @@ def requeue_after(v, a, b, tick, indptr, indices, ewgt, vwgt, vsize, parts, bw, 
     other vertices' gains read change). ``stamp``/``tick`` queue each vertex once per move."""
     for e in range(indptr[v], indptr[v + 1]):
         u = indices[e]
-        if not locked[u] and stamp[u] != tick:
+        if not locked[u] and stamp[u] != tick and indptr[u + 1] - indptr[u] <= RESCORE_MAX_DEGREE:
             stamp[u] = tick
             _queue(u, indptr, indices, ewgt, vwgt, vsize, parts, bw, maxw, cache, have, scale, heap)
+    if not TWO_HOP_RESCORE:
+        return
     for e in range(indptr[v], indptr[v + 1]):
         u = indices[e]
-        if indptr[u + 1] - indptr[u] > TWO_HOP_MAX_DEGREE:
+        if indptr[u + 1] - indptr[u] > RESCORE_MAX_DEGREE:
             continue
         if entry_count(u, a, cache) > 1 and entry_count(u, b, cache) > 2:
             continue
         for f in range(indptr[u], indptr[u + 1]):
             x = indices[f]
-            if not locked[x] and stamp[x] != tick:
+            if not locked[x] and stamp[x] != tick and indptr[x + 1] - indptr[x] <= RESCORE_MAX_DEGREE:
                 stamp[x] = tick
                 _queue(x, indptr, indices, ewgt, vwgt, vsize, parts, bw, maxw, cache, have, scale, heap)
 
