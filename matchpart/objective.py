@@ -3,10 +3,10 @@ communication volume (objtype=vol, with METIS's vertex sizes); what the pipeline
 
 For the volume, the multilevel run is the cut's on the graph with unit edge weights
 (coarsening, initial partitioning, Jet and FM on every level: a low unweighted cut is most
-of a low volume), and the finest levels then get volume FM passes (refine/volume.py) with
+of a low volume), and the finest level then gets volume FM passes (refine/volume.py) with
 the level's vertex sizes, the sums of the fine sizes each coarse vertex stands for (as
-METIS coarsens vsize). Runs and V-cycles are
-compared by volume. The volume refiner runs on the CPU only.
+METIS coarsens vsize: they matter where VOLUME_MIN_LEVEL_SHARE admits coarse levels).
+Runs and V-cycles are compared by volume. The volume refiner runs on the CPU only.
 """
 from __future__ import annotations
 
@@ -18,17 +18,22 @@ from . import metrics
 from .errors import UnsupportedOptionError
 
 OBJTYPES = ("cut", "vol")
-# Volume FM passes per refined level.
+# Volume FM on the levels of at least VOLUME_MIN_LEVEL_SHARE of the finest level's vertices
+# (1.0: the finest only), VOLUME_PASSES passes each, a pass stopping after VOLUME_STALL_MOVES
+# moves without a new best (None: kway_fm's default_stall, 1% of n within 50..1000).
+# A coarse level's volume, with summed sizes, is a loose proxy for the fine one. Measured on
+# 4elt, PGPgiantcompo, rgg_n_2_15_s0, jazz and the ws, delaunay, rgg, grid3d_w 2^16 families,
+# k = 8, 32, one run each, volume and time as geometric means over the cut objective's
+# (loaded 2-core machine, so times are rough): every level, 2 passes: 0.965 x the volume in
+# 2.4 x the time (ws 2^16 3-9% worse than the cut objective); levels >= 0.4 n: 2 passes,
+# default stall 0.937 x in 1.86 x; 1 pass 0.949 x in 1.63 x; stall 50 0.941 x in 1.77 x;
+# finest only, 2 passes, stall 100: 0.942 x in 1.54 x; 1 pass, stall 50: 0.955 x in 1.31 x.
 VOLUME_PASSES = 2
-# Volume FM runs on the levels of at least this share of the finest level's vertices (the
-# finest and, with matching, usually the next). A coarse level's volume, with summed sizes,
-# is a loose proxy for the fine one: volume FM on every level lowered the cut-run's volume
-# less (0.965 x over 8 shared graphs and 2^16 families, k = 8, 32, one run, loaded machine;
-# Watts-Strogatz 2^16 got 3-9% worse) and took 2.4 x the time; levels >= 0.2 n: 0.955 x in
-# 1.9 x; the finest only: 0.959 x in 1.7 x.
-VOLUME_MIN_LEVEL_SHARE = 0.4
+VOLUME_STALL_MOVES = 100
+VOLUME_MIN_LEVEL_SHARE = 1.0
 # Whether the cut's FM pass still runs on each level before the volume passes (True), or the
-# volume passes replace it (False: Jet, then volume FM).
+# volume passes replace it (False: Jet, then volume FM). Same instances as above: False gave
+# 1.005 x the volume in 0.91 x the time.
 VOLUME_AFTER_CUT_FM = True
 
 
@@ -99,7 +104,7 @@ def refine_level(graph, parts, k, lmax, sizes, seed, boundary, finest_n):
     from .refine.state import bounds_array, host_arrays
     from .refine.volume import volume_refine_arrays
     volume_refine_arrays(host_arrays(graph), parts, bounds_array(lmax, k), sizes, seed=seed, passes=VOLUME_PASSES,
-                         boundary_hint=boundary)
+                         stall=VOLUME_STALL_MOVES, boundary_hint=boundary)
     return boundary
 
 

@@ -60,9 +60,13 @@ def _queue(x, indptr, indices, ewgt, vwgt, vsize, parts, bw, maxw, cache, have, 
 def requeue_after(v, a, b, tick, indptr, indices, ewgt, vwgt, vsize, parts, bw, maxw, cache, have, scale, heap,
                   locked, stamp):
     """After v moved from block a to block b: queue its neighbours under their new gains, and
-    the neighbours of each neighbour u whose count into a fell to <= 1 or into b rose to <= 2
-    (only there do the indicators c(u, a) = 1, c(u, a) = 0, c(u, b) = 0, c(u, b) = 1 that
-    other vertices' gains read change). ``stamp``/``tick`` queue each vertex once per move."""
+    those second-hop vertices x (neighbours of a neighbour u) whose gains read an indicator of
+    u's that changed (module volume_gain: only terms with p(u) != a read c(u, a), only terms
+    with p(u) != b read c(u, b)):
+    - c(u, a) fell to 0 or c(u, b) rose to 1: every x's gain to that block;
+    - c(u, a) fell to 1: the last neighbour of u in a (v is no longer its fellow there);
+    - c(u, b) rose to 2: u's other neighbour in b (it is no longer alone there).
+    ``stamp``/``tick`` queue each vertex once per move."""
     for e in range(indptr[v], indptr[v + 1]):
         u = indices[e]
         if not locked[u] and stamp[u] != tick and indptr[u + 1] - indptr[u] <= RESCORE_MAX_DEGREE:
@@ -74,11 +78,17 @@ def requeue_after(v, a, b, tick, indptr, indices, ewgt, vwgt, vsize, parts, bw, 
         u = indices[e]
         if indptr[u + 1] - indptr[u] > RESCORE_MAX_DEGREE:
             continue
-        if entry_count(u, a, cache) > 1 and entry_count(u, b, cache) > 2:
+        pu = parts[u]
+        ca = entry_count(u, a, cache) if pu != a else 2      # 2, 3: no indicator changed
+        cb = entry_count(u, b, cache) if pu != b else 3
+        every = ca == 0 or cb == 1
+        if not every and ca != 1 and cb != 2:
             continue
         for f in range(indptr[u], indptr[u + 1]):
             x = indices[f]
-            if not locked[x] and stamp[x] != tick and indptr[x + 1] - indptr[x] <= RESCORE_MAX_DEGREE:
+            if locked[x] or stamp[x] == tick or indptr[x + 1] - indptr[x] > RESCORE_MAX_DEGREE:
+                continue
+            if every or (ca == 1 and parts[x] == a) or (cb == 2 and parts[x] == b):
                 stamp[x] = tick
                 _queue(x, indptr, indices, ewgt, vwgt, vsize, parts, bw, maxw, cache, have, scale, heap)
 
