@@ -54,6 +54,7 @@ def _steps(tmp):
         ("partition rgg, rmat, ba k=8", lambda: [partition(spec, 8, device="cpu")
                                                  for spec in ("rgg:3000", "rmat:11", "ba:3000:3")]),
         ("partition cluster coarsening", lambda: partition(small, 8, coarsening="cluster", device="cpu")),
+        ("partition objtype=vol", lambda: partition(small, 8, objtype="vol", device="cpu")),
         ("partition vertex weights, METIS file", cli(str(metis_file), "8")),
         ("partition float edge weights", lambda: partition(float_edges, 8, device="cpu")),
         ("parallel FM, float edge weights", lambda: _with_pair_rounds(lambda: partition(float_edges, 8, device="cpu"))),
