@@ -199,11 +199,8 @@ def test_nx_partition_volume_uses_node_sizes():
         G.nodes[node]["size"] = 1 + i % 3
     objval, blocks = compat.nx_partition(G, 4, options={"objtype": 1})
     where = {node: b for b, nodes in enumerate(blocks) for node in nodes}
-    nodes = list(G.nodes)
-    g = matchpart.Graph.from_networkx(G) if hasattr(matchpart.Graph, "from_networkx") else None
     total = 0
-    for node in nodes:
+    for node in G.nodes:
         others = {where[u] for u in G.neighbors(node)} - {where[node]}
         total += G.nodes[node]["size"] * len(others)
     assert objval == total
-    del g
