@@ -27,9 +27,13 @@ parts = pymetis.part_graph(2, adjacency=pymetis.CSRAdjacency(xadj, adjncy), ewei
                            tpwgts=[0.5, 0.5], options=options)
 print(f"weighted 2x3 grid: cut {parts.edge_cuts}, membership {list(parts.vertex_part)}")
 
+# METIS's objtype=vol: the total communication volume is minimised, and returned as METIS's objval
+volume, vol_membership = pymetis.part_graph(k, adjacency=adjacency, options={"objtype": 1})
+print(f"minimum-volume partition: volume {volume}, membership {list(vol_membership)}")
+
 # an option matchpart has no equivalent for is refused, not ignored
 try:
-    pymetis.part_graph(2, adjacency=adjacency, options={"objtype": 1})
+    pymetis.part_graph(2, adjacency=adjacency, options={"ptype": 0})
 except pymetis.UnsupportedOptionError as exc:
     print(f"refused ({exc.kind}): {exc}")
 

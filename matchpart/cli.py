@@ -119,6 +119,9 @@ def build_parser():
                    help="coarsen by matching or by clustering (default: matching)")
     s.add_argument("--contig", action="store_true",
                    help="connected blocks (gpmetis -contig; on a disconnected graph: within each component)")
+    s.add_argument("--objtype", default="cut", choices=("cut", "vol"),
+                   help="minimise the edge cut (default) or the total communication volume (gpmetis -objtype=vol; "
+                        "CPU only)")
     cluster_fallback_arg(s)
     s.add_argument("-o", "--output", metavar="PARTFILE",
                    help="where to write the block of each vertex, one per line (default: GRAPH.part.K as "
@@ -274,7 +277,7 @@ def cmd_partition(args, out):
     if args.verbose:
         print(f"{PROG}: partitioning {g.n} vertices, {g.m} edges into {args.k} blocks", file=sys.stderr)
     kwargs = dict(eps=args.eps, seed=args.seed, device=args.device, preset=args.preset, threads=args.threads,
-                  contiguous=args.contig, cluster_fallback=args.cluster_fallback)
+                  contiguous=args.contig, cluster_fallback=args.cluster_fallback, objtype=args.objtype)
     for name in ("matcher", "rating", "coarsening", "target_weights"):
         value = getattr(args, name)
         if value is not None:
@@ -286,7 +289,7 @@ def cmd_partition(args, out):
     timings = dict(getattr(res, "timings", {}) or {})
     timings.setdefault("total", wall)
     report = summary(g, res.parts, args.k, args.eps, target_weights=args.target_weights)
-    report.update(graph=args.graph, timings=timings, levels=list(res.levels), threads=res.threads,
+    report.update(graph=args.graph, objtype=args.objtype, timings=timings, levels=list(res.levels), threads=res.threads,
                   output=None if target == "-" else target)
     _write_parts(res.parts, target)
     if args.json:

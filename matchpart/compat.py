@@ -25,6 +25,8 @@ from .errors import GraphError, UnsupportedOptionError
 # METIS option names, as pymetis.Options and nxmetis.MetisOptions spell them (-1 = default).
 METIS_OPTIONS = ("ptype", "objtype", "ctype", "iptype", "rtype", "dbglvl", "niter", "ncuts", "seed", "no2hop",
                  "minconn", "contig", "compress", "ccorder", "pfactor", "nseps", "ufactor", "numbering")
+# METIS objective types (METIS_OBJTYPE_CUT, METIS_OBJTYPE_VOL) -> partition(objtype=...).
+OBJTYPES = {0: "cut", 1: "vol"}
 # METIS coarsening types -> matchpart matchers: RM (random matching), SHEM (sorted heavy-edge).
 CTYPE_MATCHERS = {0: "random", 1: "heavy_edge"}
 # DLPack device types whose memory a CPU cannot read directly: CUDA, CUDA host-pinned is readable
@@ -58,10 +60,11 @@ def part_graph(nparts, adjacency=None, xadj=None, adjncy=None, vweights=None, ew
     them to METIS (n * ncon entries), or as an (n, ncon) array; every constraint then gets the
     tolerance ufactor / 1000. ``options``: a pymetis.Options or a dict of METIS options; supported: ``seed``,
     ``ufactor`` (imbalance eps = ufactor / 1000; METIS's default 30 is matchpart's 0.03),
-    ``ctype`` (0 random matching, 1 heavy edge), ``numbering`` 0, ``objtype`` 0 (edge cut),
-    ``ptype`` 1 (k-way), ``contig`` 0 or 1, ``dbglvl`` 0. ``contiguous=True`` (or contig 1):
-    connected blocks (see matchpart.partition). ``recursive=True`` (recursive bisection) is
-    not supported and says so.
+    ``ctype`` (0 random matching, 1 heavy edge), ``numbering`` 0, ``objtype`` 0 (edge cut) or
+    1 (total communication volume: the first element returned is then the volume, as METIS's
+    objval and pymetis's ``edge_cuts`` are), ``ptype`` 1 (k-way), ``contig`` 0 or 1, ``dbglvl``
+    0. ``contiguous=True`` (or contig 1): connected blocks (see matchpart.partition).
+    ``recursive=True`` (recursive bisection) is not supported and says so.
     """
     from .pipeline import partition
     if recursive:
@@ -76,12 +79,13 @@ def part_graph(nparts, adjacency=None, xadj=None, adjncy=None, vweights=None, ew
         kwargs["matcher"] = matcher or CTYPE_MATCHERS[opts["ctype"]]
     if tpwgts is not None:
         kwargs["target_weights"] = list(tpwgts)
+    kwargs["objtype"] = OBJTYPES[opts.get("objtype", 0)]
     if nparts == 1 or graph.n == 0:
         return GraphPartition(0, array("q", bytes(8 * graph.n)))
     res = partition(graph, nparts, **kwargs)
     parts = array("q")
     parts.frombytes(np.ascontiguousarray(res.parts, dtype=np.int64).tobytes())
-    return GraphPartition(res.cut, parts)
+    return GraphPartition(res.volume if res.objtype == "vol" else res.cut, parts)
 
 
 class MeshPartition(NamedTuple):
@@ -127,9 +131,9 @@ def nx_partition(G, nparts, node_weight="weight", node_size="size", edge_weight=
 
     ``node_weight``/``edge_weight`` name attributes (missing -> 1; a node weight may be a list
     of ncon weights, as nxmetis takes them); ``ubvec=[1.05]`` allows 5% imbalance (one entry
-    per constraint); ``tpwgts`` and ``options`` as in ``part_graph``. ``node_size`` only
-    matters for METIS's volume objective, which matchpart does not have; it is accepted and
-    unused unless ``options`` asks for that objective (an error).
+    per constraint); ``tpwgts`` and ``options`` as in ``part_graph``. ``node_size`` names the
+    attribute of the vertex sizes (missing -> 1) of METIS's volume objective (``objtype`` 1 in
+    ``options``; ``objval`` is then the total communication volume).
     """
     from .pipeline import partition
     if recursive:
@@ -149,11 +153,14 @@ def nx_partition(G, nparts, node_weight="weight", node_size="size", edge_weight=
         kwargs["matcher"] = CTYPE_MATCHERS[opts["ctype"]]
     if tpwgts is not None:
         kwargs["target_weights"] = list(tpwgts)
+    if opts.get("objtype", 0) == 1:
+        kwargs["objtype"] = "vol"
+        kwargs["vsize"] = [G.nodes[node].get(node_size, 1) for node in nodes]
     res = partition(G, nparts, **kwargs)
     blocks = [[] for _ in range(nparts)]
     for node, b in zip(nodes, res.parts.tolist()):
         blocks[b].append(node)
-    return res.cut, blocks
+    return (res.volume if res.objtype == "vol" else res.cut), blocks
 
 
 def nested_dissection(adjacency=None, xadj=None, adjncy=None, vweights=None, options=None, *, device="auto",
@@ -274,8 +281,8 @@ def _on_cuda(x):
 # ---- options ---------------------------------------------------------------------------------
 # option -> the values matchpart can honour (None: any value)
 _SUPPORTED = {"seed": None, "ufactor": None, "ctype": tuple(CTYPE_MATCHERS), "numbering": (0,),
-              "objtype": (0,), "ptype": (1,), "contig": (0, 1), "dbglvl": (0,)}
-_WHY = {"objtype": "only the edge cut (objtype 0) is minimised, not the communication volume",
+              "objtype": tuple(OBJTYPES), "ptype": (1,), "contig": (0, 1), "dbglvl": (0,)}
+_WHY = {"objtype": "objtype is 0 (edge cut) or 1 (total communication volume)",
         "ptype": "matchpart partitions k-way (ptype 1), not by recursive bisection",
         "ctype": "ctype 0 (random matching) and 1 (heavy edge) map to matchpart matchers; pass matcher=... "
                  "for others",

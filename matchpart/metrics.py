@@ -168,9 +168,15 @@ def imbalance(graph, parts, k):
     return float(bw.max().item()) / math.ceil(graph.total_vwgt / k) - 1.0
 
 
-def communication_volume(graph, parts):
-    """Sum over vertices of the number of other blocks among its neighbours."""
+def communication_volume(graph, parts, vsize=None):
+    """METIS's total communication volume: the sum over vertices of the number of other blocks
+    among its neighbours, each vertex counted ``vsize[v]`` times when sizes are given (METIS's
+    vsize: the data a vertex sends to each neighbouring block); an int for integer sizes."""
     be = graph.backend
+    if not be.is_gpu:
+        indptr, indices, p = _host_rows(graph, parts)
+        k = int(p.max()) + 1 if p.shape[0] else 1
+        return _weighted_total(_foreign_blocks(indptr, indices, p, k), vsize, graph.n)
     xp = be.xp
     parts = be.to_device(parts).astype(xp.int64)
     rows = be.row_ids(graph.indptr, graph.indices.shape[0])
@@ -178,7 +184,37 @@ def communication_volume(graph, parts):
     # distinct (vertex, block) pairs with block != own
     k = int(parts.max().item()) + 1 if parts.shape[0] else 1
     keys = xp.unique(rows[other] * k + parts[graph.indices][other])
-    return int(keys.shape[0])
+    if vsize is None:
+        return int(keys.shape[0])
+    per_vertex = be.to_host(be.scatter_add(xp.zeros(graph.n, dtype=xp.int64), keys // k,
+                                           xp.ones(keys.shape[0], dtype=xp.int64)))
+    return _weighted_total(per_vertex, vsize, graph.n)
+
+
+def check_vertex_sizes(vsize, n):
+    """Vertex sizes (METIS's vsize) as a host float64 array of n finite values >= 0 (all ones
+    for None); ValueError naming what is wrong otherwise."""
+    if vsize is None:
+        return np.ones(n, dtype=np.float64)
+    s = vsize.get() if hasattr(vsize, "get") and not isinstance(vsize, np.ndarray) else vsize
+    try:
+        s = np.asarray(s, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"vsize must be {n} numbers (one size per vertex), got {vsize!r}") from None
+    if s.ndim != 1 or s.shape[0] != n:
+        raise ValueError(f"vsize must have one size per vertex (n={n}), got shape {s.shape}")
+    if not np.isfinite(s).all() or (s < 0).any():
+        raise ValueError("vsize must be finite numbers >= 0")
+    return np.ascontiguousarray(s)
+
+
+def _weighted_total(foreign, vsize, n):
+    """Sum of per-vertex foreign block counts, times the sizes when given (an int when exact)."""
+    if vsize is None:
+        return int(foreign.sum())
+    s = check_vertex_sizes(vsize, n)
+    total = float(np.dot(np.asarray(foreign, dtype=np.float64), s))
+    return int(round(total)) if (s == np.round(s)).all() and total < 2.0 ** 53 else total
 
 
 def imbalance_from_weights(bw, total_vwgt, k, target_weights=None):
@@ -234,7 +270,8 @@ def _foreign_blocks(indptr, indices, p, k):
 
 
 def _block_sums(p, per_vertex, k):
-    return np.bincount(p, weights=per_vertex, minlength=k).astype(np.int64)   # exact below 2^53
+    sums = np.bincount(p, weights=per_vertex, minlength=k)
+    return sums.astype(np.int64) if (sums == np.round(sums)).all() else sums   # exact below 2^53
 
 
 @njit(cache=True, internal=True)
@@ -305,10 +342,11 @@ def _find(parent, x):
     return x
 
 
-def summary(g, parts, k, eps=0.03, target_weights=None):
+def summary(g, parts, k, eps=0.03, target_weights=None, vsize=None):
     """Everything the CLI and ``compare`` report about a partition of Graph ``g``, as a
     JSON-friendly dict; with ``target_weights`` the bounds and the imbalance are per block
-    (block_bounds, imbalance_from_weights).
+    (block_bounds, imbalance_from_weights); with ``vsize`` the volumes count each vertex
+    vsize[v] times (communication_volume).
     """
     k = int(k)
     bw = np.asarray(g.backend.to_host(block_weights(g, parts, k)))
@@ -326,7 +364,7 @@ def summary(g, parts, k, eps=0.03, target_weights=None):
         imbalance_value = imbalance_from_weights(bw, g.total_vwgt, k, target_weights)
     indptr, indices, p = _host_rows(g, parts)
     foreign = _foreign_blocks(indptr, indices, p, k)
-    volumes = _block_sums(p, foreign, k)
+    volumes = _block_sums(p, foreign if vsize is None else foreign * check_vertex_sizes(vsize, g.n), k)
     pieces = _pieces_nb(indptr, indices, p, k)
     return {
         "n": g.n, "m": g.m, "k": k, "eps": [float(e) for e in eps] if g.ncon > 1 else float(eps),
@@ -335,8 +373,8 @@ def summary(g, parts, k, eps=0.03, target_weights=None):
         "feasible": bool((bw <= bounds).all()),
         "max_block_weight": _plain(lmax),
         "block_weights": [_plain(w) for w in bw],     # a list of c weights per block when c > 1
-        "total_comm_volume": int(volumes.sum()),
-        "max_comm_volume": int(volumes.max()) if k else 0,
+        "total_comm_volume": _plain(volumes.sum()),
+        "max_comm_volume": _plain(volumes.max()) if k else 0,
         "boundary_vertices": int(np.count_nonzero(foreign)),
         "empty_blocks": int(np.count_nonzero(np.bincount(p, minlength=k) == 0)),
         "pieces": [int(x) for x in pieces],

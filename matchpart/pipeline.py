@@ -12,7 +12,9 @@ import numpy as np
 
 from . import backend as _backend
 from . import metrics, relabel
+from . import objective as _objective
 from .coarsen import cluster_mapping, coarsen, level_summaries
+from .errors import UnsupportedOptionError
 from .io import as_graph
 from .matchers import RATINGS, resolve
 from .presets import get_preset
@@ -51,7 +53,9 @@ class PartitionResult:
     dict per hierarchy level (n, m, rounds, matched_fraction, two_hop_fraction, time,
     clustered);
     timings: seconds for coarsening, initial, refinement, total; max_block_weight: the bound
-    (k bounds with target_weights, the fractions given); threads: CPU threads it ran with.
+    (k bounds with target_weights, the fractions given); threads: CPU threads it ran with;
+    objtype: the objective minimised ("cut" or "vol"); volume: the total communication volume
+    (with the vertex sizes given) when objtype is "vol", else None (metrics.communication_volume).
     With c weights per vertex: block_weights and max_block_weight have a column per
     constraint (k x c bounds with target_weights, else c), eps is c tolerances,
     constraint_imbalance gives each constraint's imbalance and imbalance the largest.
@@ -71,6 +75,8 @@ class PartitionResult:
     target_weights: Any = None
     threads: int = 1
     constraint_imbalance: Any = None
+    objtype: str = "cut"
+    volume: Any = None
 
 
 def _check_k_eps(k, eps, n):
@@ -132,12 +138,13 @@ def _local_stall(preset, graph=None, finest_n=0):
     return 0
 
 
-def _uncoarsen(levels, parts, k, lmax, preset, seed, say=None, contiguous=False):
+def _uncoarsen(levels, parts, k, lmax, preset, seed, say=None, contiguous=False, volume=None):
     """Refine the coarsest level's partition ``parts``, then project it level by level to the
     finest, refining the levels that pipeline.refined_levels picks; returns (parts, cut or None).
     ``contiguous``: after each refined level's refiners, make its blocks connected
     (refine.contiguity): a block split on a coarse level is mended where moving a piece is
-    cheap, and the finer levels' refiners then repair its balance and cut.
+    cheap, and the finer levels' refiners then repair its balance and cut. ``volume``: an
+    objective.Volume to minimise the communication volume (volume FM after the cut refiners).
 
     A projection keeps the cut (contraction sums the weights of the edges it merges) and
     maps boundary flags along with the blocks (a fine vertex on the boundary belongs to a
@@ -147,10 +154,12 @@ def _uncoarsen(levels, parts, k, lmax, preset, seed, say=None, contiguous=False)
     refine = refined_levels(levels, preset.refine_edge_shrink)
     depth = len(levels) - 1
     finest_n = levels[0].graph.n
+    cut = boundary = workspace = None
+    sizes = None if volume is None else _objective.level_sizes(levels, volume.sizes)
+    base_preset = preset if volume is None else _objective.cut_preset(preset)
     # on a power-law graph FM runs on the finest level only: its coarse levels are dense (R-MAT
     # 2^18: mean degree 142 on the first) and FM there took 1.1 s for a final cut 0.2% higher
-    coarse_preset = replace(preset, fm_passes=0) if relabel.skewed(levels[0].graph) else preset
-    cut = boundary = workspace = None
+    coarse_preset = replace(base_preset, fm_passes=0) if relabel.skewed(levels[0].graph) else base_preset
     if preset.fm_passes and not levels[0].graph.backend.is_gpu and k > 2 \
             and finest_n >= parallel_fm.PARALLEL_FM_MIN_VERTICES:
         workspace = parallel_fm.new_workspace(finest_n)     # FM's scratch for every level
@@ -163,9 +172,12 @@ def _uncoarsen(levels, parts, k, lmax, preset, seed, say=None, contiguous=False)
             if say is not None and i < depth:
                 say(f"refining level {i} ({levels[i].graph.n} vertices)")
             g = levels[i].graph
-            parts, cut, boundary = _refine_level(g, parts, k, lmax, preset if i == 0 else coarse_preset, seed + i,
-                                                 boundary,
-                                                 _local_stall(preset, g, finest_n), workspace)
+            level_preset = base_preset if i == 0 else coarse_preset
+            parts, cut, boundary = _refine_level(g, parts, k, lmax, level_preset, seed + i, boundary,
+                                                 _local_stall(level_preset, g, finest_n), workspace)
+            if volume is not None:
+                boundary = _objective.refine_level(g, parts, k, lmax, sizes[i], seed + i, boundary, finest_n)
+                cut = None
             if contiguous:
                 parts = g.backend.to_device(_connected_blocks(g, parts, k, lmax, seed + i, None, final=i == 0))
                 cut = boundary = None
@@ -244,7 +256,7 @@ def _balanced(graph, parts, k, lmax):
 
 
 def _vcycle(graph, k, eps, lmax, *, matcher, rating, seed, preset, coarsening, timings, target_weights=None,
-            progress=None, contiguous=False, cluster_fallback=True):
+            progress=None, contiguous=False, cluster_fallback=True, volume=None):
     """One multilevel run; returns (parts on the graph's backend, level summaries, cut or None:
     see _refine_level)."""
     from .initial import initial_partition
@@ -264,7 +276,7 @@ def _vcycle(graph, k, eps, lmax, *, matcher, rating, seed, preset, coarsening, t
                               pairwise_rounds=preset.initial_pairwise_rounds, target_weights=target_weights)
     parts = be.to_device(np.asarray(parts, dtype=np.int64))
     t2 = time.perf_counter()
-    parts, cut = _uncoarsen(levels, parts, k, lmax, preset, seed, say, contiguous)
+    parts, cut = _uncoarsen(levels, parts, k, lmax, preset, seed, say, contiguous, volume)
     be.synchronize()
     t3 = time.perf_counter()
     timings["coarsening"] += t1 - t0
@@ -274,7 +286,7 @@ def _vcycle(graph, k, eps, lmax, *, matcher, rating, seed, preset, coarsening, t
 
 
 def _iterated_vcycle(graph, parts, k, lmax, *, matcher, rating, seed, preset, coarsening, timings,
-                     contiguous=False, cluster_fallback=True):
+                     contiguous=False, cluster_fallback=True, volume=None):
     """Re-coarsen inside the blocks of ``parts``, then refine its exact projection back up.
 
     Contracting only within blocks lets the refiners see the partition on coarse graphs,
@@ -288,7 +300,7 @@ def _iterated_vcycle(graph, parts, k, lmax, *, matcher, rating, seed, preset, co
                      clusterer=clusterer, parts=parts, cluster_fallback=cluster_fallback)
     be.synchronize()
     t1 = time.perf_counter()
-    p, cut = _uncoarsen(levels, levels[-1].parts, k, lmax, preset, seed, contiguous=contiguous)
+    p, cut = _uncoarsen(levels, levels[-1].parts, k, lmax, preset, seed, contiguous=contiguous, volume=volume)
     be.synchronize()
     timings["coarsening"] += t1 - t0
     timings["refinement"] += time.perf_counter() - t1
@@ -298,8 +310,9 @@ def _iterated_vcycle(graph, parts, k, lmax, *, matcher, rating, seed, preset, co
 def partition(graph, k, *, matcher="local_max", rating="expansion_star2", eps=0.03, seed=0,
               device="auto", preset="default", coarsening="matching", edge_weight="weight",
               node_weight=None, target_weights=None, progress=None, threads=None, contiguous=False,
-              cluster_fallback=True, balance=None):
-    """Partition ``graph`` into ``k`` blocks of weight <= (1 + eps) * ceil(W / k), minimising the edge cut.
+              cluster_fallback=True, balance=None, objtype="cut", vsize=None):
+    """Partition ``graph`` into ``k`` blocks of weight <= (1 + eps) * ceil(W / k), minimising the edge
+    cut or (objtype="vol") the total communication volume.
 
     graph: a matchpart Graph, SciPy sparse matrix, networkx graph, file path or generator
     spec ("delaunay:1000"); ``edge_weight``/``node_weight`` name networkx attributes.
@@ -315,7 +328,11 @@ def partition(graph, k, *, matcher="local_max", rating="expansion_star2", eps=0.
     threads: CPU threads for the parallel kernels (default None: every core); the partition
     does not depend on it. contiguous: every block connected (METIS's -contig) on a connected
     graph; on a disconnected one, every block's part of each component is connected
-    (refine.contiguity). Same inputs and seed give the same partition. Returns a PartitionResult; when no
+    (refine.contiguity). objtype: "cut" (default) or "vol", METIS's total communication volume
+    (metrics.communication_volume): every vertex counts once per other block among its
+    neighbours, ``vsize[v]`` times when vertex sizes are given (METIS's vsize, n numbers >= 0);
+    CPU only (device="gpu" raises UnsupportedOptionError, "auto" runs on the CPU).
+    Same inputs and seed give the same partition. Returns a PartitionResult; when no
     balanced partition exists (e.g. a vertex heavier than the bound) or none was found,
     ``feasible`` is False and a warning says why.
     """
@@ -324,13 +341,15 @@ def partition(graph, k, *, matcher="local_max", rating="expansion_star2", eps=0.
         result = _partition(graph, k, matcher=matcher, rating=rating, eps=eps, seed=seed, device=device,
                             preset=preset, coarsening=coarsening, edge_weight=edge_weight,
                             node_weight=node_weight, target_weights=target_weights, progress=progress,
-                            contiguous=contiguous, cluster_fallback=cluster_fallback, balance=balance)
+                            contiguous=contiguous, cluster_fallback=cluster_fallback, balance=balance,
+                            objtype=objtype, vsize=vsize)
     result.threads = count
     return result
 
 
 def _partition(graph, k, *, matcher, rating, eps, seed, device, preset, coarsening, edge_weight, node_weight,
-               target_weights, progress, contiguous, cluster_fallback=True, balance=None):
+               target_weights, progress, contiguous, cluster_fallback=True, balance=None, objtype="cut",
+               vsize=None):
     t_start = time.perf_counter()
     g0 = as_graph(graph, edge_weight=edge_weight, node_weight=node_weight)
     if balance is not None:
@@ -344,6 +363,10 @@ def _partition(graph, k, *, matcher, rating, eps, seed, device, preset, coarseni
             eps = eps[0]
     else:
         k, eps = _check_k_eps(k, eps, g0.n)
+    volume = _objective.check_objtype(objtype, vsize, g0.n)
+    if volume is not None and g0.ncon > 1:
+        raise UnsupportedOptionError("objtype='vol' with several weights per vertex is not supported", "objtype")
+    device = _objective.device_for(volume, device)
     pre = get_preset(preset)
     if coarsening not in COARSENINGS:
         raise ValueError(f"unknown coarsening {coarsening!r}; choose one of {', '.join(COARSENINGS)}")
@@ -358,12 +381,16 @@ def _partition(graph, k, *, matcher, rating, eps, seed, device, preset, coarseni
                              progress=progress, contiguous=contiguous)
     be = _backend.get(device)
     g = g0.to(be)
-    order = None                     # a power-law graph is partitioned relabelled (relabel.py)
+    order, volume0 = None, volume     # a power-law graph is partitioned relabelled (relabel.py)
     if k > 1 and relabel.skewed(g):
         if progress is not None:
             progress("numbering the vertices by degree")
         order = relabel.degree_order(g)
         g = relabel.relabel(g, order)
+        if volume is not None:
+            volume = _objective.Volume(volume.sizes[be.to_host(order)])
+    weighted = g                         # the input's edge weights, for the reported cut
+    g = _objective.run_graph(g, volume)
     bounds = metrics.block_bounds(g.total_vwgt, k, eps, target_weights)
     lmax = bounds if target_weights is not None else bounds[0].item()   # one number when all blocks share it
     timings = {"coarsening": 0.0, "initial": 0.0, "refinement": 0.0}
@@ -377,14 +404,18 @@ def _partition(graph, k, *, matcher, rating, eps, seed, device, preset, coarseni
         # computed (an O(m) pass: 5% of a default run on delaunay 2^20) only to compare runs.
         # Either way the result reuses it
         compare = pre.cycles > 1 or pre.vcycles > 0
+        if volume is not None:     # runs are compared by volume: the cut is computed at the end
+            score_of = lambda p, _cut: _objective.value(g, p, volume)    # noqa: E731
+        else:
+            score_of = lambda p, run_cut: metrics.edge_cut(g, p) if run_cut is None else run_cut    # noqa: E731
         for cycle in range(pre.cycles):
             cycle_seed = int(seed) + 7919 * cycle
             p, lv, run_cut = _vcycle(g, k, eps, lmax, matcher=matcher, rating=rating, seed=cycle_seed,
                                      preset=pre, coarsening=coarsening, timings=timings,
                                      target_weights=target_weights, progress=progress, contiguous=contiguous,
-                                     cluster_fallback=cluster_fallback)
-            if run_cut is None and compare:
-                run_cut = metrics.edge_cut(g, p)
+                                     cluster_fallback=cluster_fallback, volume=volume)
+            if compare:
+                run_cut = score_of(p, run_cut)
             score = (not _balanced(g, p, k, lmax), run_cut)
             if best is None or score < best[0]:
                 best = (score, p, lv)
@@ -393,12 +424,14 @@ def _partition(graph, k, *, matcher, rating, eps, seed, device, preset, coarseni
             v_seed = int(seed) + 104729 * (v + 1)
             p, run_cut = _iterated_vcycle(g, parts, k, lmax, matcher=matcher, rating=rating, seed=v_seed,
                                           preset=pre, coarsening=coarsening, timings=timings, contiguous=contiguous,
-                                          cluster_fallback=cluster_fallback)
-            score = (not _balanced(g, p, k, lmax), metrics.edge_cut(g, p) if run_cut is None else run_cut)
+                                          cluster_fallback=cluster_fallback, volume=volume)
+            score = (not _balanced(g, p, k, lmax), score_of(p, run_cut))
             if score < best[0]:
                 best = (score, p, levels)
                 parts = p
         (unbalanced, cut) = best[0]
+        if volume is not None:
+            cut = None          # best[0] held volumes
         if unbalanced and metrics.infeasibility_proof(be.to_host(g.vwgt), k, lmax) is None:
             p = _packing_fallback(g, k, lmax, pre, seed)
             if p is not None and _balanced(g, p, k, lmax):
@@ -409,7 +442,8 @@ def _partition(graph, k, *, matcher, rating, eps, seed, device, preset, coarseni
         cut = None
     if order is not None:
         parts = relabel.restore(parts, order, be.xp)
-        g = g0.to(be)
+        g = weighted = g0.to(be)
+        volume = volume0
     host_parts = be.to_host(parts).astype(np.int64)
     bw = be.to_host(metrics.block_weights(g, parts, k))
     feasible = bool((bw <= bounds).all())
@@ -421,13 +455,14 @@ def _partition(graph, k, *, matcher, rating, eps, seed, device, preset, coarseni
     if g0.labels is not None:
         mapping = dict(zip(g0.labels, host_parts.tolist()))
     if cut is None:
-        cut = metrics.edge_cut(g, parts)
+        cut = metrics.edge_cut(weighted, parts)
+    vol = None if volume is None else _objective.value(g, parts, volume)
     timings["total"] = time.perf_counter() - t_start
     return PartitionResult(parts=host_parts, mapping=mapping, cut=cut,
                            imbalance=metrics.imbalance_from_weights(bw, g.total_vwgt, k, target_weights),
                            block_weights=bw,
                            feasible=feasible, levels=levels, timings=timings, k=k, eps=eps,
-                           max_block_weight=lmax,
+                           max_block_weight=lmax, objtype=objtype, volume=vol,
                            target_weights=None if target_weights is None else
                            metrics.check_target_weights(target_weights, k))
 

@@ -58,6 +58,7 @@ def _steps(tmp):
                                                  for spec in ("rgg:3000", "rmat:11", "ba:3000:3")]),
         ("partition rmat relabelled", lambda: _with_small_relabel(lambda: partition("rmat:11", 8, device="cpu"))),
         ("partition cluster coarsening", lambda: partition(small, 8, coarsening="cluster", device="cpu")),
+        ("partition objtype=vol", lambda: partition(small, 8, objtype="vol", device="cpu")),
         ("partition vertex weights, METIS file", cli(str(metis_file), "8")),
         ("partition two weights per vertex (ncon = 2), METIS file", cli(str(ncon_file), "8")),
         ("partition float edge weights", lambda: partition(float_edges, 8, device="cpu")),

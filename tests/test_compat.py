@@ -98,7 +98,7 @@ def test_options_are_honoured_or_refused(partition_options):
     cuts, parts = compat.part_graph(4, adjacency=ADJ, options={"seed": 3})   # no ctype: the default matcher
     assert cuts == cut_of(ADJ, parts) and np.bincount(parts).max() <= np.floor(1.03 * np.ceil(N / 4))
     assert partition_options[-1]["eps"] == 0.03 and "matcher" not in partition_options[-1]
-    for options in [{"niter": 20}, {"objtype": 1}, {"ptype": 0}, {"numbering": 1}, {"no_such": 1}]:
+    for options in [{"niter": 20}, {"objtype": 2}, {"ptype": 0}, {"numbering": 1}, {"no_such": 1}]:
         with pytest.raises(UnsupportedOptionError) as info:
             compat.part_graph(2, adjacency=ADJ, options=options)
         assert info.value.kind == "unsupported" and info.value.option == next(iter(options))

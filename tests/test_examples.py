@@ -60,6 +60,11 @@ def test_every_example_is_listed():
     assert sorted(p.name for p in EXAMPLES.glob("*.py")) == sorted(ARGS)
 
 
+def volume_of_adjacency(adjacency, membership):
+    """METIS's total communication volume: per vertex, the other blocks among its neighbours."""
+    return sum(len({membership[u] for u in adjacency[v]} - {membership[v]}) for v in range(len(adjacency)))
+
+
 def test_pymetis_style(tmp_path, monkeypatch, capsys):
     ns, out = run_example("pymetis_style.py", tmp_path, monkeypatch, capsys)
     membership = list(ns["membership"])
@@ -71,7 +76,9 @@ def test_pymetis_style(tmp_path, monkeypatch, capsys):
     assert len(weighted.vertex_part) == 6
     assert weighted.edge_cuts == cut_of_adjacency(csr, weighted.vertex_part, ns["eweights"])
     assert f"weighted 2x3 grid: cut {weighted.edge_cuts}" in out
-    assert "refused (unsupported):" in out and "objtype" in out
+    assert "refused (unsupported):" in out and "ptype" in out
+    assert f"minimum-volume partition: volume {ns['volume']}" in out
+    assert ns["volume"] == volume_of_adjacency(ns["adjacency"], list(ns["vol_membership"]))
 
 
 def test_networkx_draw(tmp_path, monkeypatch, capsys):
