@@ -6,8 +6,8 @@
 Instances: R-MAT 2^20 with 8M edges (a = 0.57, b = c = 0.19) and Barabasi-Albert 2^20 with 8
 edges per new vertex (8.4M edges), k = 8 and 32, eps = 0.03. Tools (interleaved per
 instance, --runs times each; medians): our presets at a thread count ("default-2" = default
-preset, 2 threads), KaMinPar at 1 or 2 threads ("kmp2"), METIS (pymetis). Cuts from the first
-run (every tool is deterministic here). Prints one row per instance and tool with time, cut,
+preset, 2 threads), KaMinPar at 1 or 2 threads ("kmp2"), METIS (pymetis; timed once by
+default, --once). Cuts from the first run (every tool is deterministic here). Prints one row per instance and tool with time, cut,
 balance and the ratios to KaMinPar-2t; --write replaces this benchmark's section of FILE.
 The 2^16 power-law families (rmat, ba, sbm) are in benchmarks/peers.py.
 """
@@ -38,15 +38,17 @@ def maker(tool, g, path, k):
     return ours_call(g, k, preset, int(threads))
 
 
-def run(spec, k, tools, runs, tmp):
+def run(spec, k, tools, runs, tmp, once=()):
     g = matchpart.generate(spec)
     path = Path(tmp) / "graph.metis"
     save_graph(g, path)
     calls = {tool: maker(tool, g, path, k) for tool in tools}
     times = {tool: [] for tool in tools}
     first = {}
-    for _ in range(runs):
+    for r in range(runs):
         for tool in tools:
+            if r and tool in once:
+                continue
             t0 = time.perf_counter()
             parts = calls[tool]()
             times[tool].append(time.perf_counter() - t0)
@@ -61,6 +63,8 @@ def main(argv=None):
     ap.add_argument("--k", default="8,32")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--tools", default="default-2,fast-2,kmp2,metis")
+    ap.add_argument("--once", default="metis", help="tools timed in the first run only (METIS takes 30-100 s "
+                                                    "a call on these graphs)")
     ap.add_argument("--write", default="")
     args = ap.parse_args(argv)
     tools = args.tools.split(",")
@@ -72,7 +76,7 @@ def main(argv=None):
     with tempfile.TemporaryDirectory() as tmp:
         for spec in args.specs.split(","):
             for k in (int(x) for x in args.k.split(",")):
-                g, res = run(spec, k, tools, args.runs, tmp)
+                g, res = run(spec, k, tools, args.runs, tmp, args.once.split(","))
                 for tool in tools:
                     cut, ok, t, ts = res[tool]
                     rt = f"{t / res[ref][2]:.2f}" if ref else "-"
@@ -84,7 +88,7 @@ def main(argv=None):
     end = load()
     body = [f"{datetime.date.today()} · commit {commit()} · {machine()} · load average {start} at the "
             f"start, {end} at the end · `python3 benchmarks/powerlaw.py {' '.join(argv or sys.argv[1:])}` "
-            f"(eps = 0.03, medians of {args.runs}, interleaved)", ""] + lines
+            f"(eps = 0.03, medians of {args.runs}, interleaved; {args.once or 'no tool'} once)", ""] + lines
     print("\n".join(body))
     if args.write:
         write_section(args.write, "## powerlaw (benchmarks/powerlaw.py): R-MAT and Barabasi-Albert 2^20", body)
