@@ -35,7 +35,7 @@ class Preset:
         0.01: +0.13% cut for no further gain).
     refine_edge_shrink: uncoarsening refines a level only when it has at most this fraction
         of the edges of the last refined finer level (1.0: every level); see
-        pipeline.refined_levels.
+        uncoarsen.refined_levels.
     """
 
     name: str

@@ -299,7 +299,7 @@ def test_progress_is_told_every_step():
 
 def test_refined_levels_skip_levels_whose_edges_barely_shrink():
     from types import SimpleNamespace
-    from matchpart.pipeline import refined_levels
+    from matchpart.uncoarsen import refined_levels
     shrink = get_preset("default").refine_edge_shrink
 
     def levels(ms):
@@ -319,13 +319,13 @@ def test_refined_levels_skip_levels_whose_edges_barely_shrink():
 
 
 def test_power_law_partition_is_balanced_with_skipped_levels(monkeypatch):
-    import matchpart.pipeline as pipeline
-    picked, real = [], pipeline.refined_levels
+    import matchpart.uncoarsen as uncoarsen
+    picked, real = [], uncoarsen.refined_levels
 
     def spy(levels, edge_shrink):
         picked.append(real(levels, edge_shrink))
         return picked[-1]
-    monkeypatch.setattr(pipeline, "refined_levels", spy)
+    monkeypatch.setattr(uncoarsen, "refined_levels", spy)
     g = load_graph("ba:3000:4")
     res = partition(g, 8, seed=1, cluster_fallback=False)   # matching levels keep ~0.9 of the edges
     assert res.feasible and res.parts.shape == (g.n,)
@@ -334,24 +334,24 @@ def test_power_law_partition_is_balanced_with_skipped_levels(monkeypatch):
 
 
 def test_localized_rounds_on_large_low_degree_levels(monkeypatch):
-    # the levels picked by pipeline.LOCALIZED_* get the localized rounds: with bounds that
+    # the levels picked by uncoarsen.LOCALIZED_* get the localized rounds: with bounds that
     # pick every level (and the preset's search length) the default preset partitions as with
     # fm_localized on; with bounds that pick none (a degree bound below the graph's), as before
     from dataclasses import replace
-    import matchpart.pipeline as pipeline
+    import matchpart.uncoarsen as uncoarsen
     g = load_graph("delaunay:3000")
     on = replace(PRESETS["default"], fm_localized=True)
     plain = partition(g, 8, seed=4)
     localized = partition(g, 8, seed=4, preset=on)
     assert not np.array_equal(plain.parts, localized.parts)   # else the test shows nothing
     from matchpart.refine.fm import LOCAL_STALL_MOVES
-    monkeypatch.setattr(pipeline, "LOCALIZED_MIN_VERTICES", 0)
-    monkeypatch.setattr(pipeline, "LOCALIZED_MAX_SHARE", 1.0)
+    monkeypatch.setattr(uncoarsen, "LOCALIZED_MIN_VERTICES", 0)
+    monkeypatch.setattr(uncoarsen, "LOCALIZED_MAX_SHARE", 1.0)
     short = partition(g, 8, seed=4)              # shorter searches than the preset's rounds
     check_result(g, short, 8)
-    monkeypatch.setattr(pipeline, "LOCALIZED_STALL_MOVES", LOCAL_STALL_MOVES)
+    monkeypatch.setattr(uncoarsen, "LOCALIZED_STALL_MOVES", LOCAL_STALL_MOVES)
     every = partition(g, 8, seed=4)
     assert np.array_equal(every.parts, localized.parts) and every.cut == localized.cut
-    monkeypatch.setattr(pipeline, "LOCALIZED_MAX_DEGREE", 2.0)   # delaunay levels: ~6
+    monkeypatch.setattr(uncoarsen, "LOCALIZED_MAX_DEGREE", 2.0)   # delaunay levels: ~6
     assert np.array_equal(partition(g, 8, seed=4).parts, plain.parts)
     check_result(g, every, 8)

@@ -1,0 +1,179 @@
+"""Uncoarsening: project a partition level by level to the finest graph, refining the levels
+that pay (Jet, then k-way FM on the CPU; whole-array Jet and rebalancing on the GPU), with
+the connected-blocks and volume steps when asked for. pipeline.py orders the phases; this
+module owns what happens on each level on the way back up.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from . import metrics, relabel
+from . import objective as _objective
+
+# FM adds localized rounds (kway_fm.localized_round) on the levels where they pay even when
+# the preset leaves them off: levels of at least LOCALIZED_MIN_VERTICES vertices (there one
+# global pass, which stalls after kway_fm.STALL_MOVES_MAX moves, reaches little of a
+# boundary of tens of thousands of vertices), at most LOCALIZED_MAX_SHARE of the finest
+# level's (the finest levels cost most), and of average degree at most
+# LOCALIZED_MAX_DEGREE (a search pays O(degree) per move); their searches stop after
+# LOCALIZED_STALL_MOVES moves without a new best. Measured with the default preset and
+# kway_fm's 40 stall moves, 2 seeds: delaunay 2^20 k = 32 1.6% less cut, k = 8 2.5%, rgg 2^20
+# k = 32 1.8%; R-MAT 2^19 (such levels of average degree 178) 0.03% for 1.36 x the time,
+# hence the degree bound; Barabasi-Albert 600k (degree 40) unchanged. Graphs below 200k
+# vertices have no such level. delaunay 2^20 k = 32, process CPU, one thread, median of 4:
+# 40 stall moves 1.14 x the time for 1.5% less cut, 10 moves 1.08 x for 1.2%, 5 moves
+# 1.035 x for 1.1%. Localized rounds on every level of delaunay 2^20: 4.6% for 1.8 x; on the
+# levels below a quarter of the finest of 2^16 graphs: 0.2-0.5% for 1.2-1.45 x.
+LOCALIZED_MIN_VERTICES = 50_000
+LOCALIZED_MAX_SHARE = 0.25
+LOCALIZED_MAX_DEGREE = 12.0
+LOCALIZED_STALL_MOVES = 5
+
+
+def refine_level(graph, parts, k, lmax, preset, seed, boundary=None, local_stall=None, workspace=None):
+    """Jet (rebalancing when overweight), then k-way FM on the CPU: a few compiled calls per level.
+
+    Returns (parts, cut, boundary): the cut as the refiners tracked it when it is exact
+    (integer weights, CPU), else None; bool flags of a superset of the result's boundary
+    (CPU), else None. ``boundary``: such flags for the input (the coarser level's, projected).
+    ``local_stall``: FM's localized rounds stop their searches after this many moves without
+    a new best, 0 runs none (default: the preset's choice, see localized_stall). ``workspace``:
+    FM's scratch for the levels of a hierarchy (see refine.fm.refine_arrays), or None.
+    Handing these on saves O(m) passes: on delaunay 2^20 each took ~20 ms on the finest level.
+    """
+    from .refine.fm import refine_arrays
+    from .refine.jet import jet_arrays
+    from .refine.state import bounds_array, host_arrays
+    be = graph.backend
+    if be.is_gpu:
+        return _refine_level_gpu(graph, parts, k, lmax, preset, seed), None, None
+    arrays = host_arrays(graph)               # one host copy of the level for every refiner
+    maxw = bounds_array(lmax, k)
+    parts, cut, boundary = jet_arrays(arrays, parts, maxw, seed=seed, patience=preset.jet_patience,
+                                      negative_gain_factor=preset.jet_negative_gain,
+                                      min_improvement=preset.jet_min_improvement, boundary_hint=boundary)
+    if preset.fm_passes:
+        stall = localized_stall(preset) if local_stall is None else local_stall
+        cut = refine_arrays(arrays, parts, maxw, seed=seed, passes=preset.fm_passes,   # rebalances first if needed
+                            localized=stall > 0, local_stall=stall, cut=cut, boundary_hint=boundary,
+                            workspace=workspace)["cut"]
+    # float sums of integer weights are exact (below 2^53); float weights are summed again
+    # by metrics.edge_cut, the owner of the reported cut
+    return parts, (int(round(cut)) if arrays[2].dtype.kind in "iu" else None), boundary
+
+
+def localized_stall(preset, graph=None, finest_n=0):
+    """Stall moves of FM's localized searches on ``graph`` (0: no localized rounds): the
+    preset's rounds when it asks for them, else the short ones on large low-degree levels
+    (see LOCALIZED_MIN_VERTICES)."""
+    from .refine.fm import LOCAL_STALL_MOVES
+    if preset.fm_localized:
+        return LOCAL_STALL_MOVES
+    if graph is not None and LOCALIZED_MIN_VERTICES <= graph.n <= LOCALIZED_MAX_SHARE * finest_n \
+            and 2 * graph.m <= LOCALIZED_MAX_DEGREE * graph.n:
+        return LOCALIZED_STALL_MOVES
+    return 0
+
+
+def uncoarsen(levels, parts, k, lmax, preset, seed, say=None, contiguous=False, volume=None):
+    """Refine the coarsest level's partition ``parts``, then project it level by level to the
+    finest, refining the levels that refined_levels picks; returns (parts, cut or None).
+    ``contiguous``: after each refined level's refiners, make its blocks connected
+    (refine.contiguity): a block split on a coarse level is mended where moving a piece is
+    cheap, and the finer levels' refiners then repair its balance and cut. ``volume``: an
+    objective.Volume to minimise the communication volume (volume FM after the cut refiners).
+
+    A projection keeps the cut (contraction sums the weights of the edges it merges) and
+    maps boundary flags along with the blocks (a fine vertex on the boundary belongs to a
+    coarse one on it).
+    """
+    from .refine import parallel_fm
+    refine = refined_levels(levels, preset.refine_edge_shrink)
+    depth = len(levels) - 1
+    finest_n = levels[0].graph.n
+    cut = boundary = workspace = None
+    sizes = None if volume is None else _objective.level_sizes(levels, volume.sizes)
+    base_preset = preset if volume is None else _objective.cut_preset(preset)
+    # on a power-law graph FM runs on the finest level only: its coarse levels are dense (R-MAT
+    # 2^18: mean degree 142 on the first) and FM there took 1.1 s for a final cut 0.2% higher
+    coarse_preset = replace(base_preset, fm_passes=0) if relabel.skewed(levels[0].graph) else base_preset
+    if preset.fm_passes and not levels[0].graph.backend.is_gpu and k > 2 \
+            and finest_n >= parallel_fm.PARALLEL_FM_MIN_VERTICES:
+        workspace = parallel_fm.new_workspace(finest_n)     # FM's scratch for every level
+    for i in range(depth, -1, -1):
+        if i < depth:
+            mapping = levels[i].mapping
+            parts = parts[mapping]                # a fine vertex joins its coarse vertex's block
+            boundary = None if boundary is None else boundary[mapping]
+        if refine[i]:
+            if say is not None and i < depth:
+                say(f"refining level {i} ({levels[i].graph.n} vertices)")
+            g = levels[i].graph
+            level_preset = base_preset if i == 0 else coarse_preset
+            parts, cut, boundary = refine_level(g, parts, k, lmax, level_preset, seed + i, boundary,
+                                                 localized_stall(level_preset, g, finest_n), workspace)
+            if volume is not None:
+                boundary = _objective.refine_level(g, parts, k, lmax, sizes[i], seed + i, boundary, finest_n)
+                cut = None
+            if contiguous:
+                parts = g.backend.to_device(connected_blocks(g, parts, k, lmax, seed + i, None, final=i == 0))
+                cut = boundary = None
+    return parts, cut
+
+
+def _refine_level_gpu(graph, parts, k, lmax, preset, seed):
+    """The same steps on the device (whole-array Jet and rebalancing); FM only if the preset asks."""
+    from .refine import jet_refine, kway_fm, rebalance
+    be = graph.backend
+    parts = jet_refine(graph, parts, k, lmax, seed=seed, patience=preset.jet_patience,
+                       negative_gain_factor=preset.jet_negative_gain, min_improvement=preset.jet_min_improvement,
+                       method="xp")
+    if not balanced(graph, parts, k, lmax):
+        parts = rebalance(graph, parts, k, lmax, seed=seed, method="xp")
+    if preset.fm_passes and preset.fm_on_gpu:
+        host = graph.to("cpu")
+        parts = be.to_device(kway_fm(host, be.to_host(parts), k, lmax, seed=seed, passes=preset.fm_passes,
+                                          localized=preset.fm_localized))
+    return be.xp.asarray(parts).astype(be.xp.int64, copy=False)
+
+
+def refined_levels(levels, edge_shrink):
+    """Per level of a hierarchy (finest first): whether uncoarsening refines it.
+
+    A level is refined only when it has at most ``edge_shrink`` times the edges of the last
+    refined (finer) level; the finest and coarsest levels always are. Matching halves n on
+    every level, but on power-law graphs m falls ~10% per level (ba 2^16: 262k, 233k, 216k,
+    206k, ... edges), so refining every level paid about 6 x the finest level's O(m) work
+    for moves that the next refined level sees as well. Measured over the peers instances
+    (default preset, 2 seeds, one run): 0.85 gave 0.934 x the time at 1.0008 x the cut
+    (rmat, ba 2^16: 0.66-0.69 x the time, cut within +0.9%); 0.7 gave 0.90 x at 1.0024 x
+    (ba k = 8: +4%). Meshes shrink m by about half per level: every level is refined.
+    """
+    depth = len(levels) - 1
+    keep = [True] * (depth + 1)
+    last_m = levels[0].graph.m
+    for i in range(1, depth):
+        m = levels[i].graph.m
+        keep[i] = m <= edge_shrink * last_m
+        if keep[i]:
+            last_m = m
+    return keep
+
+
+def balanced(graph, parts, k, lmax):
+    """Every block within its bound (lmax: one bound or k host bounds)."""
+    be = graph.backend
+    return bool((be.to_host(metrics.block_weights(graph, parts, k)) <= lmax).all())
+
+
+def connected_blocks(g, parts, k, bounds, seed, progress, final=True):
+    """refine.contiguity on the host (one pass after the multilevel run, O(m) per round)."""
+    from .refine.contiguity import connect_blocks
+    if progress is not None:
+        progress("connecting blocks")
+    h = g.backend.to_host
+    bounds = np.broadcast_to(np.asarray(h(bounds) if hasattr(bounds, "shape") else bounds, dtype=np.float64), (k,))
+    return connect_blocks(h(g.indptr), h(g.indices), h(g.ewgt), h(g.vwgt), h(parts), k, bounds, seed=seed,
+                          final=final)
