@@ -149,8 +149,9 @@ def main(argv=None):
     shutil.rmtree(tmp, ignore_errors=True)
     if args.write:
         sys.path.insert(0, str(Path(__file__).resolve().parent))
-        from peers import commit, load, machine, write_section
-        body = [f"{datetime.date.today()} · commit {commit()} · {machine()} · load average {load()} at the end · "
+        from peers import commit, machine, write_section
+        from peers import load as load_average
+        body = [f"{datetime.date.today()} · commit {commit()} · {machine()} · load average {load_average()} at the end · "
                 f"`python3 benchmarks/ordering.py {' '.join(argv if argv is not None else sys.argv[1:])}` "
                 f"({args.runs} interleaved runs, medians; ratios ours / METIS, lower is better; pymetis "
                 f"{'and ndmetis (Debian metis)' if have_nd else 'only'})", "", header,
