@@ -25,7 +25,8 @@ from .boundary import boundary_from_scratch, extend_boundary
 from .destinations import best_destinations, gather_rows, row_ids
 from .jet_passes import lp_moves_nb, scan_boundary
 from .rebalance import MAX_ROUNDS as _REBALANCE_ROUNDS
-from .rebalance import rebalance, rebalance_nb
+from .rebalance import rebalance
+from .rebalance_kernel import rebalance_nb
 from .state import (block_weights, bounds_array, cast_like, check_partition, device_bounds, host_arrays,
                     block_members, host_block_weights, host_overload, host_weighted_degree, overload, relink)
 

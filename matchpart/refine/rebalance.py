@@ -6,7 +6,7 @@ is covered; each mover goes to its best adjacent block with room (capacity check
 sums), and movers that find no adjacent room are packed into the remaining room of any
 block. Receivers never exceed the bound and sources only lose weight, so the total overload
 strictly falls every round that moves anything. A round is one compiled call on the CPU
-(``rebalance_round_nb``) and whole-array steps on ``be.xp`` (``_rebalance_round``, the
+(``rebalance_kernel.rebalance_round_nb``) and whole-array steps on ``be.xp`` (``_rebalance_round``, the
 GPU's); both move the same vertices for the same seed. FM's serial rebalancer is
 least_loss.py.
 """
@@ -14,30 +14,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..backend.rng import hash32_at, stream_key_at
-from numba import prange
-
 from .. import threads
-from ..jit import njit
-from ..threads import PRANGE_ONLY
-from ..sorting import lexsort_rows
-from .boundary import extend_boundary
-from .destinations import best_destinations, row_ids, vertex_destination
-from .selection import cheapest_covering
-from .state import (block_members, block_weights, bounds_array, cast_like, check_partition, device_bounds,
-                    host_arrays, host_block_weights, host_overload, relink)
+from .destinations import best_destinations, row_ids
+from .rebalance_kernel import STREAM_ORDER, STREAM_TIES, rebalance_nb
+from .state import block_members, block_weights, bounds_array, cast_like, check_partition, device_bounds, host_arrays
 
 # Tunables
 MAX_ROUNDS = 256           # a round usually fixes every overweight block (a handful of rounds in
                            # practice); more are needed only for capacity conflicts. Every round
                            # moves at least one vertex or stops, so this cap only bounds worst cases.
-LIST_WALK_MAX_SHARE = 4    # candidates come from the overweight blocks' member lists while those
-                           # blocks are fewer than k / 4, else from a pass over all vertices: a
-                           # list visits vertices in scattered order (a cache miss each), which
-                           # cost more than the pass when the blocks hold much of the graph
-                           # (ba 2^16, k = 8: Jet 1.26 -> 1.43 s with lists only)
-_STREAM_TIES = 0x5EB1      # hash stream for ties between equally connected destination blocks
-_STREAM_ORDER = 0x5EB2     # hash stream for the order of equally good movers in rebalancing
 
 
 # ---- parallel rounds: whole-array formulation (numpy or cupy) -------------------------------
@@ -74,12 +59,12 @@ def _rebalance_round(graph, parts, k, lmax, bw, seed, rnd, rows, method):
     if cand.shape[0] == 0:
         return 0
     dest, conn_dest, conn_own = best_destinations(graph, parts, k, movable, receivers, seed=seed,
-                                                  stream=_STREAM_TIES + 2 * rnd, rows=rows,
+                                                  stream=STREAM_TIES + 2 * rnd, rows=rows,
                                                   method=method)
     src = parts[cand]
     w = vw[cand]
     loss_per_weight = (conn_own[cand] - conn_dest[cand]).astype(xp.float64) / w.astype(xp.float64)
-    tie = be.hash32(seed, _STREAM_ORDER + 2 * rnd, cand)
+    tie = be.hash32(seed, STREAM_ORDER + 2 * rnd, cand)
     overshoots = w > over[src]                         # alone heavier than the overload: last resort
 
     # 1. each overweight block offers its cheapest vertices until its overload is covered
@@ -128,251 +113,6 @@ def _rebalance_round(graph, parts, k, lmax, bw, seed, rnd, rows, method):
     moved = new_block >= 0
     parts[movers[moved]] = new_block[moved]
     return int(moved.sum())
-
-
-# ---- parallel rounds: compiled formulation (CPU), same moves as _rebalance_round ------------
-@njit(cache=True, internal=True)
-def _score_chunk(c, chunk, cand, nc, indptr, indices, ewgt, vwgt, parts, maxw, bw, receivers, in_list, wdeg,
-                 dest_key, order_key, dest, weight, keys, acc, touched):
-    k = maxw.shape[0]
-    for i in range(c * chunk, min(nc, (c + 1) * chunk)):
-        v = cand[i]
-        if in_list[v]:
-            d, cd, co, _ = vertex_destination(v, indptr, indices, ewgt, parts, k, True, receivers, dest_key,
-                                              acc, touched)
-        else:
-            d, cd, co = -1, 0.0, wdeg[v]
-        dest[i] = d
-        w = np.float64(vwgt[v])
-        weight[i] = w
-        keys[0, i] = 1.0 if w > bw[parts[v]] - maxw[parts[v]] else 0.0   # alone heavier: last resort
-        keys[1, i] = np.float64(co - cd) / w
-        keys[2, i] = np.float64(hash32_at(v, order_key))
-        keys[3, i] = v
-
-
-@njit(cache=True, parallel=PRANGE_ONLY)
-def _score_candidates(cand, nc, indptr, indices, ewgt, vwgt, parts, maxw, bw, receivers, in_list, wdeg, dest_key,
-                      order_key, dest, weight, keys, chunk, parallel_min):
-    """Each candidate's destination (best adjacent receiver) and sort keys, in chunks of
-    ``chunk`` candidates (on threads from ``parallel_min`` up): a chunk writes only its own
-    slots, so the keys are the same for any number of threads."""
-    k = maxw.shape[0]
-    chunks = (nc + chunk - 1) // chunk
-    if nc >= parallel_min:
-        for c in prange(chunks):
-            _score_chunk(np.int64(c), chunk, cand, nc, indptr, indices, ewgt, vwgt, parts, maxw, bw, receivers,
-                         in_list, wdeg, dest_key, order_key, dest, weight, keys, np.zeros(k, dtype=ewgt.dtype),
-                         np.empty(k, dtype=np.int64))
-    else:
-        acc = np.zeros(k, dtype=ewgt.dtype)
-        touched = np.empty(k, dtype=np.int64)
-        for c in range(chunks):
-            _score_chunk(c, chunk, cand, nc, indptr, indices, ewgt, vwgt, parts, maxw, bw, receivers, in_list,
-                         wdeg, dest_key, order_key, dest, weight, keys, acc, touched)
-
-
-@njit(cache=True, internal=True)
-def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, log, nlog, logged, wdeg, in_list,
-                       members, chunk, parallel_min):
-    """One round of _rebalance_round as one kernel; parts, bw and members change in place;
-    returns the number of moves.
-
-    Candidates are found through ``members`` (state.block_members): the lists of the
-    overweight blocks only, not a pass over all n vertices (k = 32: 1/32 of them, and Jet
-    rebalances a few rounds in nearly every iteration).
-
-    Vertices not flagged in ``in_list`` are known to be interior: their loss is their whole
-    weighted degree ``wdeg`` and they have no adjacent destination, so their rows are not
-    scanned (most candidates, on meshes). Selecting the movers takes
-    O(candidates x log(movers)) (selection.cheapest_covering), not a sort of every
-    candidate: a block's overload after a Jet iteration is a few vertices' worth while it
-    holds tens of thousands. Moved vertices not yet
-    ``logged`` are flagged and appended to log (log[nlog[0]], ...), so callers can update
-    what depends on their blocks without a full pass; log needs room for n.
-    """
-    n = parts.shape[0]
-    k = maxw.shape[0]
-    room = np.empty(k, dtype=np.float64)
-    receivers = np.empty(k, dtype=np.bool_)
-    max_room = -np.inf
-    for b in range(k):
-        room[b] = maxw[b] - bw[b]
-        receivers[b] = room[b] > 0
-        max_room = max(max_room, room[b])
-    if max_room <= 0:
-        return 0
-    cand = np.empty(n, dtype=np.int64)
-    nc = 0
-    heavy = 0
-    for b in range(k):
-        heavy += bw[b] > maxw[b]
-    if heavy * LIST_WALK_MAX_SHARE < k:
-        # few overweight blocks: walk their member lists
-        head, nxt = members[0], members[1]
-        for b in range(k):
-            if bw[b] <= maxw[b]:
-                continue
-            v = head[b]
-            while v >= 0:
-                if vwgt[v] > 0 and vwgt[v] <= max_room:
-                    cand[nc] = v
-                    nc += 1
-                v = nxt[v]
-    else:
-        # they hold a large share of the graph: a pass in id order reads rows in memory order
-        for v in range(n):
-            b = parts[v]
-            if bw[b] > maxw[b] and vwgt[v] > 0 and vwgt[v] <= max_room:
-                cand[nc] = v
-                nc += 1
-    if nc == 0:
-        return 0
-    # per candidate (position i): destination, and its sort keys
-    dest = np.empty(nc, dtype=np.int64)
-    weight = np.empty(nc, dtype=np.float64)
-    keys = np.empty((4, nc), dtype=np.float64)      # overshoots, loss per weight, tie, vertex
-    _score_candidates(cand, nc, indptr, indices, ewgt, vwgt, parts, maxw, bw, receivers, in_list, wdeg,
-                      stream_key_at(seed, _STREAM_TIES + 2 * rnd), stream_key_at(seed, _STREAM_ORDER + 2 * rnd),
-                      dest, weight, keys, chunk, parallel_min)
-    first = np.zeros(k + 1, dtype=np.int64)        # candidates grouped by block: counting sort
-    for i in range(nc):
-        first[parts[cand[i]] + 1] += 1
-    for b in range(k):
-        first[b + 1] += first[b]
-    grouped = np.empty(nc, dtype=np.int64)
-    fill = first[:k].copy()
-    for i in range(nc):
-        b = parts[cand[i]]
-        grouped[fill[b]] = i
-        fill[b] += 1
-    # 1. each overweight block offers its cheapest vertices until its overload is covered
-    sel = np.empty(nc, dtype=np.int64)
-    m = 0
-    for b in range(k):
-        if bw[b] > maxw[b]:
-            m = cheapest_covering(keys, grouped, first[b], first[b + 1], weight, bw[b] - maxw[b], sel, m)
-    new_block = np.full(m, -1, dtype=np.int64)
-    # 2. movers with an adjacent receiver: accept in priority order while the receiver has room
-    na = 0
-    for j in range(m):
-        if dest[sel[j]] >= 0:
-            na += 1
-    if na:
-        adj = np.empty(na, dtype=np.int64)
-        akeys = np.empty((4, na), dtype=np.float64)  # destination, loss per weight, tie, vertex
-        a = 0
-        for j in range(m):
-            i = sel[j]
-            if dest[i] >= 0:
-                adj[a] = j
-                akeys[0, a] = dest[i]
-                akeys[1, a] = keys[1, i]
-                akeys[2, a] = keys[2, i]
-                akeys[3, a] = cand[i]
-                a += 1
-        o2 = lexsort_rows(akeys)
-        run = 0.0
-        for t in range(na):
-            j = adj[o2[t]]
-            d = dest[sel[j]]
-            if t > 0 and akeys[0, o2[t - 1]] != d:
-                run = 0.0
-            w = weight[sel[j]]
-            if run + w <= room[d]:
-                new_block[j] = d
-            run += w
-    # 3. the rest are packed into the room left anywhere (receivers in id order, prefix sums)
-    nr = 0
-    left = room.copy()
-    for j in range(m):
-        if new_block[j] < 0:
-            nr += 1
-        else:
-            left[new_block[j]] -= weight[sel[j]]
-    if nr:
-        recv = np.empty(k, dtype=np.int64)
-        cap = np.empty(k, dtype=np.float64)
-        nrecv = 0
-        total = 0.0
-        for b in range(k):
-            if left[b] > 0:
-                total += left[b]
-                recv[nrecv] = b
-                cap[nrecv] = total
-                nrecv += 1
-        if nrecv:
-            rest = np.empty(nr, dtype=np.int64)
-            rkeys = np.empty((3, nr), dtype=np.float64)   # loss per weight, tie, vertex
-            a = 0
-            for j in range(m):
-                if new_block[j] < 0:
-                    i = sel[j]
-                    rest[a] = j
-                    rkeys[0, a] = keys[1, i]
-                    rkeys[1, a] = keys[2, i]
-                    rkeys[2, a] = cand[i]
-                    a += 1
-            o3 = lexsort_rows(rkeys)
-            any_moved = nr < m
-            cw = 0.0
-            r = 0                                     # receivers whose room ends at or before start
-            for t in range(nr):
-                j = rest[o3[t]]
-                start = cw
-                cw += weight[sel[j]]
-                while r < nrecv and cap[r] <= start:
-                    r += 1
-                if r < nrecv and cw <= cap[r]:        # lies wholly inside receiver r's room
-                    new_block[j] = recv[r]
-                    any_moved = True
-            if not any_moved:
-                # every mover straddled two rooms: move the first one into the largest room
-                best_room = 0
-                for b in range(1, k):
-                    if left[b] > left[best_room]:
-                        best_room = b
-                j = rest[o3[0]]
-                if weight[sel[j]] <= left[best_room]:
-                    new_block[j] = best_room
-    moved = 0
-    for j in range(m):
-        b = new_block[j]
-        if b >= 0:
-            v = cand[sel[j]]
-            bw[parts[v]] -= vwgt[v]
-            bw[b] += vwgt[v]
-            relink(v, parts[v], b, members)
-            parts[v] = b
-            moved += 1
-            if not logged[v]:
-                logged[v] = True
-                log[nlog[0]] = v
-                nlog[0] += 1
-    return moved
-
-
-@njit(cache=True, internal=True)
-def rebalance_nb(indptr, indices, ewgt, vwgt, parts, maxw, seed, max_rounds, log, nlog, logged, wdeg, listed,
-                 nlisted, in_list, members, chunk, parallel_min):
-    """Parallel rounds until balanced or stuck (the compiled loop of ``rebalance``); in place.
-
-    listed[:nlisted] (flags in_list) must hold every boundary vertex; the moved vertices'
-    neighbourhoods are added to it after each round, so it still does on return. Returns the
-    block weights and the list's new length; moved vertices are logged as in
-    rebalance_round_nb.
-    """
-    bw = host_block_weights(parts, vwgt, maxw.shape[0])
-    for rnd in range(max_rounds):
-        if host_overload(bw, maxw) == 0:
-            break
-        before = nlog[0]
-        moved = rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, log, nlog, logged,
-                                   wdeg, in_list, members, chunk, parallel_min)
-        if moved == 0:
-            break
-        nlisted = extend_boundary(indptr, indices, log, before, nlog[0], listed, nlisted, in_list)
-    return bw, nlisted
 
 
 # ---- public entry point -----------------------------------------------------------------------
