@@ -24,8 +24,9 @@ from .jit import njit
 from .threads import PRANGE_ONLY
 
 # Tunables
-RELABEL_MIN_VERTICES = 1 << 17  # below this a level's arrays fit in this machine's caches anyway
-                                # (R-MAT 2^18: relabelled 1.0x-1.1x, not worth a new numbering)
+RELABEL_MIN_VERTICES = 1 << 17  # below this a level's per-vertex arrays (1 MB of int64 blocks at
+                                # 2^17) fit in a core's L2 cache, and the 2^16 families and shared
+                                # graphs keep their numbering (and partitions)
 RELABEL_MIN_SKEW = 32           # relabel when max degree >= 32 x mean degree: power-law graphs have
                                 # 100-3000 (R-MAT 2^20: 2600, Barabasi-Albert 2^20: ~500); meshes,
                                 # geometric and Erdos-Renyi graphs 1.5-5
