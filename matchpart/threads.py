@@ -41,6 +41,13 @@ PARALLEL_MIN_ITEMS = 4096
 PRANGE_ONLY = {"prange": True, "comprehension": False, "numpy": False, "reduction": False, "setitem": False,
                "stencil": False, "fusion": False, "inplace_binop": False}
 
+# Chunks a thread takes at a time from a prange loop (numba's parallel chunk size). numba's
+# default, 0, splits the loop into one equal range per thread up front; every prange of the
+# package runs over data chunks of very unequal work (hubs numbered first lie in the first
+# chunks of a power-law graph), so threads take one chunk at a time instead. R-MAT 2^19
+# (fast, k = 32, 2 threads, median of 3): 8.78 -> 6.94 s; meshes unchanged (+-3%).
+CHUNKS_PER_TAKE = 1
+
 _lock = threading.Lock()           # serialises threaded calls when no thread-safe layer loads
 _state = {"configured": False, "serialise": False}
 
@@ -114,14 +121,15 @@ def check(threads):
 def limit(threads=None):
     """Run the body with ``threads`` threads (None: every core); yields the count used.
 
-    numba's thread count is per Python thread, so concurrent calls with different counts
-    do not disturb each other. The partition does not depend on the count.
+    numba's thread count (and chunk size, see CHUNKS_PER_TAKE) is per Python thread, so
+    concurrent calls with different counts do not disturb each other. The partition does not depend on the count.
     """
     import numba
     configure()
     count = check(threads)
     before = numba.get_num_threads()
     numba.set_num_threads(count)
+    chunksize_before = numba.set_parallel_chunksize(CHUNKS_PER_TAKE)
     held = _state["serialise"]
     if held:
         _lock.acquire()
@@ -130,6 +138,7 @@ def limit(threads=None):
     finally:
         if held:
             _lock.release()
+        numba.set_parallel_chunksize(chunksize_before)
         numba.set_num_threads(before)
 
 

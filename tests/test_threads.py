@@ -259,3 +259,12 @@ def test_cli_threads_flag_reaches_the_report(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "matchpart", "partition", "delaunay:800", "4", "--threads", "0"],
                          capture_output=True, text=True, env=env, timeout=600)
     assert bad.returncode == 2 and "--threads" in bad.stderr
+
+
+def test_limit_hands_out_chunks_one_at_a_time_and_restores_numbas_settings():
+    import numba
+    before = (numba.get_num_threads(), numba.get_parallel_chunksize())
+    with threads.limit(1) as count:
+        assert count == 1 and numba.get_num_threads() == 1
+        assert numba.get_parallel_chunksize() == threads.CHUNKS_PER_TAKE
+    assert (numba.get_num_threads(), numba.get_parallel_chunksize()) == before

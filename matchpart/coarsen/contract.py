@@ -15,6 +15,7 @@ from numba import prange
 from ..graph import Graph
 from ..jit import njit
 from ..prefetch import PREFETCH_DISTANCE, prefetch
+from ..threads import PRANGE_ONLY
 from .gather import coarse_vertex_weights, contract_by_gathering
 from .rowsort import INSERTION_SORT_MAX, RANK_SORT_MAX, _rank_sort_row, _sort_row
 # coarse ids live beside the other pairing bookkeeping; imported here, where callers look
@@ -163,7 +164,7 @@ def _contract_serial(indptr, indices, ewgt, vwgt, mapping, nc, count, mapped, bc
     return _prefix_in_place(row_len), coarse_vertex_weights(vwgt, mapping, nc)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=PRANGE_ONLY)
 def _contract_parallel(indptr, indices, ewgt, vwgt, mapping, nc, chunks):
     vbounds = _balanced_bounds(indptr, chunks)
     count = np.zeros((chunks, nc), dtype=np.int64)
