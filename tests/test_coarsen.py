@@ -13,6 +13,7 @@ from matchpart import backend, metrics
 from matchpart.coarsen import (coarsen, contract, mapping_from_labels, mapping_from_matching,
                                max_coarse_vertex_weight, two_hop_pairs)
 from matchpart.coarsen.cluster import cluster_labels, cluster_mapping
+from matchpart.coarsen.kept import sampled_edges_kept, sampled_edges_kept_xp
 from matchpart.graph import Graph
 from matchpart.io import load_graph
 from matchpart.matchers import run_matcher
@@ -405,3 +406,16 @@ def test_upper_edge_ratings_of_an_unchecked_graph_with_a_self_loop():
                        np.ones(4, dtype=np.int64), np.ones(3, dtype=np.int64), CPU)
     eu, ev, r = upper_edge_ratings(g, "weight")
     assert eu.tolist() == [0] and ev.tolist() == [1] and r.tolist() == [1.0]
+
+
+@settings(max_examples=60, deadline=None)
+@given(weighted_graphs(max_n=60), st.integers(0, 2**16), st.integers(1, 5))
+def test_sampled_edges_kept_kernel_equals_whole_array_and_is_exact_when_every_vertex_is_sampled(g, seed, stride):
+    mate = greedy_mate(g, seed)
+    mapping, nc = mapping_from_matching(mate, g.backend)
+    got = sampled_edges_kept(g, mate, mapping, nc, stride)
+    assert got == sampled_edges_kept_xp(g, mate, mapping, nc, stride)
+    if stride == 1:                           # the whole contraction: its entries against the graph's
+        coarse = contract(g, mapping, nc)
+        assert got == (coarse.indices.shape[0], g.indices.shape[0], nc)
+

@@ -10,6 +10,7 @@ import matchpart
 from matchpart import backend, threads
 from matchpart.coarsen import coarsen, contract, max_coarse_vertex_weight
 from matchpart.coarsen.cluster import cluster_labels, cluster_mapping, leaf_groups
+from matchpart.coarsen import hierarchy
 from matchpart.coarsen.hierarchy import CLUSTER_WHEN_EDGES_KEPT
 from matchpart.graph import Graph
 from matchpart.io import load_graph
@@ -150,3 +151,34 @@ def test_meshes_and_shared_graphs_keep_their_matchings(graph):
     on = matchpart.partition(g, 8, seed=2)
     off = matchpart.partition(g, 8, seed=2, cluster_fallback=False)
     assert np.array_equal(on.parts, off.parts)
+
+
+def test_the_estimate_skips_only_the_contraction_the_fallback_throws_away(monkeypatch):
+    g = load_graph("rmat:16")                 # 2^16 vertices: enough samples for the estimate
+    built = []
+    real = hierarchy.contract
+    monkeypatch.setattr(hierarchy, "contract", lambda graph, m, nc: built.append(nc) or real(graph, m, nc))
+    levels = coarsen(g, coarsen_to=2000, seed=1)
+    assert all(_clustered(levels))
+    assert levels[0].stats["matching_edges_kept"] >= CLUSTER_WHEN_EDGES_KEPT + hierarchy.ESTIMATE_MARGIN
+    assert built == [lv.graph.n for lv in levels[1:]]  # one contraction per level: none thrown away
+    monkeypatch.setattr(hierarchy, "ESTIMATE_MIN_SAMPLES", 10**9)   # the exact test alone
+    built.clear()
+    exact = coarsen(g, coarsen_to=2000, seed=1)
+    assert len(built) == len(exact)           # the first level's matching was contracted too
+    assert [lv.graph.n for lv in exact] == [lv.graph.n for lv in levels]
+    for a, b in zip(exact[:-1], levels[:-1]):
+        assert np.array_equal(a.mapping, b.mapping)
+
+
+@pytest.mark.gpu
+def test_gpu_estimate_of_the_edges_kept_equals_the_kernels():
+    from matchpart.coarsen.contract import mapping_from_matching
+    from matchpart.coarsen.kept import sampled_edges_kept
+    for spec in ("rmat:12", "delaunay:3000"):
+        g = load_graph(spec)
+        mate = matchpart.match(g, seed=2).mate
+        mapping, nc = mapping_from_matching(mate, g.backend)
+        gg = g.to("gpu")
+        on_gpu = sampled_edges_kept(gg, gg.backend.to_device(mate), gg.backend.to_device(mapping), nc, 3)
+        assert on_gpu == sampled_edges_kept(g, mate, mapping, nc, 3)
