@@ -70,11 +70,62 @@ def argsort_stable(keys):
 
 
 @njit(cache=True, internal=True)
+def _before(t, x, y):
+    """Whether column x of the keys comes strictly before column y (t: keys transposed)."""
+    for r in range(t.shape[1]):
+        if t[x, r] != t[y, r]:
+            return t[x, r] < t[y, r]
+    return False
+
+
+@njit(cache=True, internal=True)
 def lexsort_rows(keys):
     """Positions 0..m-1 sorted by the columns of keys (float64 rows, row 0 most significant,
-    then by position): numpy.lexsort(keys[::-1]). Stable sorts compose, so this is one
-    argsort_stable per row, least significant row first."""
-    order = np.arange(keys.shape[1])
-    for r in range(keys.shape[0] - 1, -1, -1):
-        order = order[argsort_stable(keys[r][order])]
-    return order
+    then by position): numpy.lexsort(keys[::-1]).
+
+    One stable merge sort comparing whole columns, not one argsort_stable per row: the
+    rebalancer's 4-row sorts of ~140k movers per Jet iteration on R-MAT 2^19 took 0.48 s
+    of a 1.5 s rebalancing the other way (one pass per row, each gathering its row anew)."""
+    rows, m = keys.shape
+    t = np.empty((m, rows), dtype=keys.dtype)      # a column's keys side by side
+    for r in range(rows):
+        for i in range(m):
+            t[i, r] = keys[r, i]
+    a = np.arange(m)
+    for lo in range(0, m, _RUN):
+        hi = min(lo + _RUN, m)
+        for j in range(lo + 1, hi):
+            p = a[j]
+            i = j - 1
+            while i >= lo and _before(t, p, a[i]):
+                a[i + 1] = a[i]
+                i -= 1
+            a[i + 1] = p
+    if m <= _RUN:
+        return a
+    b = np.empty(m, dtype=np.int64)
+    width = _RUN
+    while width < m:
+        for lo in range(0, m, 2 * width):
+            mid = min(lo + width, m)
+            hi = min(lo + 2 * width, m)
+            i, j, o = lo, mid, lo
+            while i < mid and j < hi:
+                if _before(t, a[j], a[i]):    # strict: the left run wins ties (stable)
+                    b[o] = a[j]
+                    j += 1
+                else:
+                    b[o] = a[i]
+                    i += 1
+                o += 1
+            while i < mid:
+                b[o] = a[i]
+                i += 1
+                o += 1
+            while j < hi:
+                b[o] = a[j]
+                j += 1
+                o += 1
+        a, b = b, a
+        width *= 2
+    return a
