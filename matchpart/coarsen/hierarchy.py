@@ -9,7 +9,7 @@ from ..graph import Graph
 from ..matchers import run_matcher
 from .cluster import cluster_mapping
 from .contract import contract, mapping_from_matching
-from .kept import sampled_edges_kept
+from .kept import SAMPLE_STRIDE, sampled_edges_kept
 from .pairs import drop_heavy_pairs_host
 from .twohop import two_hop_pairs
 
@@ -33,15 +33,20 @@ CLUSTER_WHEN_EDGES_KEPT = 0.85
 # A level that keeps more vertices than this has stalled on the vertex weight cap (the last
 # levels of meshes keep up to 0.99 of both): clustering would not help it either.
 CLUSTER_WHEN_VERTICES_KEPT = 0.75
-# Before contracting a matching level, the share of edges it keeps is estimated from a sample
-# (kept.py); at CLUSTER_WHEN_EDGES_KEPT + ESTIMATE_MARGIN or more the level is clustered at
-# once, and the matching's contraction is never built (R-MAT 2^19: 0.6 s of a 6 s run on 2
-# threads). Below, or with fewer than ESTIMATE_MIN_SAMPLES coarse vertices sampled, the
-# exact test after contracting decides, as before. With 2000 or more samples the estimate
-# was within 0.004 of the exact share on the first three levels of the peers' 2^16 families
-# and R-MAT 2^19 (power-law 0.89-0.95, meshes 0.41-0.75): the margin is several times that.
+# Before contracting the first matching level, the share of edges it keeps is estimated
+# from a sample (kept.py); at CLUSTER_WHEN_EDGES_KEPT + ESTIMATE_MARGIN or more the level is
+# clustered at once, and the matching's contraction is never built (R-MAT 2^19: 0.6 s of a
+# 6 s run on 2 threads). Below, with fewer than ESTIMATE_MIN_SAMPLES coarse vertices
+# sampled, and on later levels, the exact test after contracting decides, as before: the
+# power-law graphs measured all switch on their first level, and an estimate on every level
+# of a mesh cost delaunay 2^20 4% of its run for nothing. With 2000 or more samples the
+# estimate was within 0.004 of the exact share on the first three levels of the peers' 2^16
+# families and R-MAT 2^19 (power-law 0.89-0.95, meshes 0.41-0.75): the margin is several
+# times that. One coarse vertex in max(kept.SAMPLE_STRIDE, n / ESTIMATE_SAMPLE_VERTICES)
+# is sampled: ~9000 of them on graphs of 2^18 vertices and more.
 ESTIMATE_MARGIN = 0.03
 ESTIMATE_MIN_SAMPLES = 2000
+ESTIMATE_SAMPLE_VERTICES = 16384
 
 
 @dataclass
@@ -111,7 +116,8 @@ def intra_block_graph(graph, parts):
 def estimated_edges_kept(graph, mate, mapping, n_coarse):
     """The share of edges that contracting the pairing ``mate`` would keep, estimated from a
     sample (kept.sampled_edges_kept); 0 when the sample is too small to rely on."""
-    distinct, entries, samples = sampled_edges_kept(graph, mate, mapping, n_coarse)
+    stride = max(SAMPLE_STRIDE, graph.n // ESTIMATE_SAMPLE_VERTICES)
+    distinct, entries, samples = sampled_edges_kept(graph, mate, mapping, n_coarse, stride)
     return distinct / entries if samples >= ESTIMATE_MIN_SAMPLES and entries else 0.0
 
 
@@ -166,7 +172,7 @@ def coarsen(graph, *, matcher="local_max", rating="expansion_star2", seed=0, coa
         if n_coarse >= g.n:  # nothing contracted: the hierarchy has stalled
             break
         tried_clusters = False
-        if clusterer is None and cluster_fallback and n_coarse <= CLUSTER_WHEN_VERTICES_KEPT * g.n:
+        if depth == 0 and clusterer is None and cluster_fallback and n_coarse <= CLUSTER_WHEN_VERTICES_KEPT * g.n:
             kept = estimated_edges_kept(g, mate, mapping, n_coarse)
             if kept >= CLUSTER_WHEN_EDGES_KEPT + ESTIMATE_MARGIN:
                 tried_clusters = True

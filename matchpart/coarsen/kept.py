@@ -14,8 +14,8 @@ import numpy as np
 
 from ..jit import njit
 
-# One coarse vertex in SAMPLE_STRIDE is sampled: on R-MAT 2^19 the estimate reads ~1/16 of
-# the entries (tens of ms) where the contraction it can save took 0.6 s on 2 threads.
+# At least one coarse vertex in SAMPLE_STRIDE is sampled (hierarchy.py samples fewer on large
+# graphs): the estimate then reads at most ~1/16 of the entries.
 SAMPLE_STRIDE = 16
 
 
