@@ -10,7 +10,7 @@ from scipy.sparse.csgraph import connected_components
 import matchpart
 from matchpart import metrics
 from matchpart.graph import Graph
-from matchpart.refine import contiguity
+from matchpart.refine import connected_moves
 
 from conftest import SHARED_GRAPHS
 
@@ -80,9 +80,9 @@ def test_safe_moves_keep_a_cycle_connected():
     mark = np.zeros(n, dtype=np.int64)
     queue = np.empty(64, dtype=np.int64)
     for v in range(n):
-        assert contiguity._safe_to_leave(v, cyc.indptr, cyc.indices, parts, mark, queue, 2 * v + 1, 64)
+        assert connected_moves.safe_to_leave(v, cyc.indptr, cyc.indices, parts, mark, queue, 2 * v + 1, 64)
         expect = v in (0, n - 1)
-        assert contiguity._safe_to_leave(v, path.indptr, path.indices, parts, mark, queue, 2 * v + 101, 64) == expect
+        assert connected_moves.safe_to_leave(v, path.indptr, path.indices, parts, mark, queue, 2 * v + 101, 64) == expect
 
 
 def test_cli_contig_flag(tmp_path):
