@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..jit import njit
-from ..metrics import _find   # union-find with path halving, as pieces_per_block uses
+from ..metrics import _find, _host_rows   # _find: union-find with path halving, as pieces_per_block uses
 from .connected_moves import SAFE_SEARCH_VISITS, block_totals, push_chains, refine_cut, restore_balance
 
 # Passes of cut-lowering single-vertex moves after the fragments have moved.
@@ -49,6 +49,28 @@ def connect_blocks(indptr, indices, ewgt, vwgt, parts, k, maxw, *, seed=0, final
     push_chains(indptr, indices, ewgt, vwgt, parts, k, maxw, SAFE_SEARCH_VISITS)
     refine_cut(indptr, indices, ewgt, vwgt, parts, k, maxw, order, REFINE_PASSES, SAFE_SEARCH_VISITS)
     return parts
+
+
+def max_pieces_per_component(graph, parts):
+    """The most pieces (connected parts) any block has inside one connected component of the
+    Graph ``graph``: 1 when every block is connected within each component, as connect_blocks
+    makes them (0 for an empty graph). Computed with scipy's connected_components, apart from
+    the union-find that connect_blocks uses, so that tests and benchmarks check it."""
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import connected_components
+    indptr, indices, p = _host_rows(graph, parts)
+    n = p.shape[0]
+    if n == 0:
+        return 0
+    rows = np.repeat(np.arange(n), np.diff(indptr))
+    _, comp = connected_components(sp.csr_matrix((np.ones(indices.shape[0]), indices, indptr), shape=(n, n)),
+                                   directed=False)
+    keep = p[rows] == p[indices]
+    inside = sp.csr_matrix((np.ones(int(keep.sum())), (rows[keep], indices[keep])), shape=(n, n))
+    _, piece = connected_components(inside, directed=False)
+    triples = np.unique(np.stack([p, comp, piece]), axis=1)       # distinct (block, component, piece)
+    _, pieces = np.unique(triples[0] * (comp.max() + 1) + triples[1], return_counts=True)
+    return int(pieces.max())
 
 
 @njit(cache=True)
