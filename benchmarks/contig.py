@@ -11,14 +11,10 @@ in-process, gpmetis's own "Partitioning" time).
 """
 from __future__ import annotations
 
-import argparse
 import datetime
 import os
 import platform
-import re
-import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -26,53 +22,24 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import gpmetis_runner  # noqa: E402  (puts the repository on the path)
 import matchpart  # noqa: E402
 from matchpart import metrics  # noqa: E402
-from peers import FAMILIES, GRAPHS, commit, family, load, write_section  # noqa: E402
-
-
-def connected_within_components(g, parts):
-    a = sp.csr_matrix((np.ones(g.indices.shape[0]), g.indices, g.indptr), shape=(g.n, g.n))
-    _, comp = connected_components(a, directed=False)
-    rows = np.repeat(np.arange(g.n), np.diff(g.indptr))
-    keep = parts[rows] == parts[g.indices]
-    inside = sp.csr_matrix((np.ones(int(keep.sum())), (rows[keep], g.indices[keep])), shape=(g.n, g.n))
-    _, piece = connected_components(inside, directed=False)
-    pairs = np.unique(np.stack([parts, comp, piece]), axis=1)
-    key = pairs[0] * (comp.max() + 1) + pairs[1]
-    return np.unique(key).shape[0] == key.shape[0]
-
-
-def gpmetis(path, k):
-    out = subprocess.run(["gpmetis", "-contig", str(path), str(k)], capture_output=True, text=True)
-    if out.returncode != 0:
-        return None, None
-    seconds = float(re.search(r"Partitioning:\s+([0-9.]+) sec", out.stdout).group(1))
-    return seconds, np.loadtxt(f"{path}.part.{k}", dtype=np.int64)
+from matchpart.refine.contiguity import max_pieces_per_component  # noqa: E402
+from peers import commit, load, write_section  # noqa: E402
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--k", default="8,32")
-    ap.add_argument("--only")
+    ap = gpmetis_runner.parser(__doc__)
     ap.add_argument("--write", metavar="FILE")
     args = ap.parse_args(argv)
-    if shutil.which("gpmetis") is None:
-        sys.exit("gpmetis not found: apt-get install metis")
+    gpmetis_runner.require_gpmetis()
     warnings.simplefilter("ignore")
     start_load = load()
-    inst = [(p.stem, lambda p=p: matchpart.load_graph(p)) for p in sorted(GRAPHS.glob("*.graph"))]
-    inst += [(f"{f}:2^16", lambda f=f: family(f)) for f in FAMILIES]
-    if args.only:
-        inst = [i for i in inst if any(s in i[0] for s in args.only.split(","))]
+    inst = gpmetis_runner.instances(args.only)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for name, make in inst:
@@ -82,14 +49,14 @@ def main(argv=None):
             for k in map(int, args.k.split(",")):
                 ours_t, metis_t, res, mparts = [], [], None, None
                 for _ in range(args.runs):
-                    t, mparts = gpmetis(path, k)
+                    t, mparts = gpmetis_runner.gpmetis(path, k, "-contig")
                     metis_t.append(t)
                     t0 = time.perf_counter()
                     res = matchpart.partition(g, k, contiguous=True)
                     ours_t.append(time.perf_counter() - t0)
                 mc = None if mparts is None else metrics.edge_cut(g, mparts)
-                row = dict(name=name, k=k, cut=res.cut, metis_cut=mc, conn=connected_within_components(g, res.parts),
-                           metis_conn=None if mparts is None else connected_within_components(g, mparts),
+                row = dict(name=name, k=k, cut=res.cut, metis_cut=mc, conn=max_pieces_per_component(g, res.parts) == 1,
+                           metis_conn=None if mparts is None else max_pieces_per_component(g, mparts) == 1,
                            bal=res.feasible,
                            metis_bal=None if mparts is None else metrics.is_balanced(g, mparts, k, 0.03),
                            t=statistics.median(ours_t),

@@ -16,11 +16,7 @@ time), runs interleaved.
 """
 from __future__ import annotations
 
-import argparse
-import re
-import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,13 +25,12 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import gpmetis_runner  # noqa: E402  (puts the repository on the path)
 import matchpart  # noqa: E402
 from matchpart import metrics  # noqa: E402
-from peers import FAMILIES, GRAPHS, family, load  # noqa: E402
+from peers import load  # noqa: E402
 
 EPS = 0.03
 SETS = ("deg", "mask", "three")
@@ -69,30 +64,14 @@ def balanced(vw, parts, k, eps=EPS):
     return bool((bw <= bounds).all())
 
 
-def gpmetis(path, k):
-    out = subprocess.run(["gpmetis", f"-ufactor={int(round(EPS * 1000))}", str(path), str(k)],
-                         capture_output=True, text=True)
-    if out.returncode != 0:
-        return None, None
-    seconds = float(re.search(r"Partitioning:\s+([0-9.]+) sec", out.stdout).group(1))
-    return seconds, np.loadtxt(f"{path}.part.{k}", dtype=np.int64)
-
-
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--k", default="8,32")
-    ap.add_argument("--only")
+    ap = gpmetis_runner.parser(__doc__)
     ap.add_argument("--sets", default=",".join(SETS))
     args = ap.parse_args(argv)
-    if shutil.which("gpmetis") is None:
-        sys.exit("gpmetis not found: apt-get install metis")
+    gpmetis_runner.require_gpmetis()
     warnings.simplefilter("ignore")
     start_load = load()
-    inst = [(p.stem, lambda p=p: matchpart.load_graph(p)) for p in sorted(GRAPHS.glob("*.graph"))]
-    inst += [(f"{f}:2^16", lambda f=f: family(f)) for f in FAMILIES]
-    if args.only:
-        inst = [i for i in inst if any(s in i[0] for s in args.only.split(","))]
+    inst = gpmetis_runner.instances(args.only)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for name, make in inst:
@@ -107,7 +86,7 @@ def main(argv=None):
                 for k in map(int, args.k.split(",")):
                     ours_t, ours_cpu, metis_t, res, mparts = [], [], [], None, None
                     for _ in range(args.runs):
-                        t, mparts = gpmetis(path, k)
+                        t, mparts = gpmetis_runner.gpmetis(path, k, f"-ufactor={int(round(EPS * 1000))}")
                         metis_t.append(t)
                         t0, c0 = time.perf_counter(), time.process_time()
                         res = matchpart.partition(g, k, eps=EPS, device="cpu")

@@ -250,8 +250,12 @@ def machine():
         kmp = version("kaminpar")
     except Exception:
         kmp = "n/a"
+    # numba names its threading layer only once its thread pool runs, which the first parallel
+    # kernel starts: called before one had run, this line said "no threading layer"
+    with matchpart.threads.limit():    # starts the pool with the layer matchpart chose
+        layer = matchpart.threads.layer()
     return (f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, numba {numba.__version__} "
-            f"({matchpart.threads.layer() or 'no'} threading layer), kaminpar {kmp}")
+            f"({layer or 'no'} threading layer), kaminpar {kmp}")
 
 
 def commit():

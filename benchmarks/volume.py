@@ -13,11 +13,7 @@ cut-objective partition, for what the objective itself buys.
 """
 from __future__ import annotations
 
-import argparse
-import re
-import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -26,22 +22,12 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import gpmetis_runner  # noqa: E402  (puts the repository on the path)
 import matchpart  # noqa: E402
 from matchpart import metrics  # noqa: E402
-from peers import FAMILIES, GRAPHS, family, load  # noqa: E402
-
-
-def gpmetis_vol(path, k):
-    """(seconds, parts) of ``gpmetis -objtype=vol``, or (None, None) when it fails."""
-    out = subprocess.run(["gpmetis", "-objtype=vol", str(path), str(k)], capture_output=True, text=True)
-    if out.returncode != 0:
-        return None, None
-    seconds = float(re.search(r"Partitioning:\s+([0-9.]+) sec", out.stdout).group(1))
-    return seconds, np.loadtxt(f"{path}.part.{k}", dtype=np.int64)
+from peers import load  # noqa: E402
 
 
 def gmean(xs):
@@ -50,19 +36,12 @@ def gmean(xs):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--k", default="8,32")
-    ap.add_argument("--only", help="comma-separated substrings of instance names")
+    ap = gpmetis_runner.parser(__doc__)
     args = ap.parse_args(argv)
-    if shutil.which("gpmetis") is None:
-        sys.exit("gpmetis not found: apt-get install metis")
+    gpmetis_runner.require_gpmetis()
     warnings.simplefilter("ignore")
     start_load = load()
-    inst = [(p.stem, lambda p=p: matchpart.load_graph(p)) for p in sorted(GRAPHS.glob("*.graph"))]
-    inst += [(f"{f}:2^16", lambda f=f: family(f)) for f in FAMILIES]
-    if args.only:
-        inst = [i for i in inst if any(s in i[0] for s in args.only.split(","))]
+    inst = gpmetis_runner.instances(args.only)
     matchpart.partition("delaunay:2000", 4, objtype="vol")      # compile before timing anything
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -73,7 +52,7 @@ def main(argv=None):
             for k in map(int, args.k.split(",")):
                 ours_t, metis_t, res, mparts = [], [], None, None
                 for _ in range(args.runs):
-                    t, mparts = gpmetis_vol(path, k)
+                    t, mparts = gpmetis_runner.gpmetis(path, k, "-objtype=vol")
                     metis_t.append(t)
                     t0 = time.perf_counter()
                     res = matchpart.partition(g, k, objtype="vol")

@@ -59,6 +59,20 @@ _seed_count = _int_in(1, 10**6)
 _threads = _int_in(1, 4096)
 
 
+def graph_args(sp):
+    """GRAPH and the repairs of its file, for the commands that read one graph."""
+    sp.add_argument("graph", metavar="GRAPH", help="graph file or generator spec (e.g. delaunay:10000)")
+    sp.add_argument("--symmetrize", action="store_true",
+                    help="add missing reverse edges instead of reporting them")
+    sp.add_argument("--drop-self-loops", action="store_true", help="remove self-loops instead of reporting them")
+
+
+def device_arg(sp):
+    """--device for the commands that run on CPU or GPU."""
+    sp.add_argument("--device", default="auto", choices=("auto", "cpu", "gpu"),
+                    help="where to run (default: auto = GPU when usable)")
+
+
 def cluster_fallback_arg(sp):
     """--no-cluster-fallback for the commands that coarsen by matching."""
     sp.add_argument("--no-cluster-fallback", dest="cluster_fallback", action="store_false",

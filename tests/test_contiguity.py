@@ -2,31 +2,24 @@
 component is connected, balance held where the graph allows it, the cut recomputes."""
 import numpy as np
 import pytest
-import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy.sparse.csgraph import connected_components
 
 import matchpart
 from matchpart import metrics
 from matchpart.graph import Graph
-from matchpart.refine import contiguity
+from matchpart.refine import connected_moves, contiguity
 
 from conftest import SHARED_GRAPHS
 
 
-def pieces_per_block_and_component(g, parts):
-    """Largest number of pieces any block has inside one connected component of the graph."""
-    a = sp.csr_matrix((np.ones(g.indices.shape[0]), g.indices, g.indptr), shape=(g.n, g.n))
-    _, comp = connected_components(a, directed=False)
-    rows = np.repeat(np.arange(g.n), np.diff(g.indptr))
-    keep = parts[rows] == parts[g.indices]
-    inside = sp.csr_matrix((np.ones(int(keep.sum())), (rows[keep], g.indices[keep])), shape=(g.n, g.n))
-    _, piece = connected_components(inside, directed=False)
-    pairs = {}
-    for v in range(g.n):
-        pairs.setdefault((int(parts[v]), int(comp[v])), set()).add(int(piece[v]))
-    return max(len(s) for s in pairs.values())
+def test_max_pieces_per_component_counts_within_each_component():
+    path = Graph.from_edges(np.arange(3), np.arange(1, 4), n=4)               # 0-1-2-3
+    assert contiguity.max_pieces_per_component(path, np.array([0, 1, 0, 0])) == 2
+    assert contiguity.max_pieces_per_component(path, np.array([0, 0, 1, 1])) == 1
+    two = Graph.from_edges(np.array([0, 2]), np.array([1, 3]), n=4)           # 0-1 and 2-3
+    assert contiguity.max_pieces_per_component(two, np.zeros(4, dtype=np.int64)) == 1
+    assert contiguity.max_pieces_per_component(two, np.array([0, 1, 0, 0])) == 1
 
 
 def _random_connected(seed, n, extra):
@@ -57,7 +50,7 @@ def test_disconnected_graphs_are_connected_within_each_component():
         else matchpart.generate("rgg:20000")
     for k in (8, 32):
         r = matchpart.partition(g, k, contiguous=True)
-        assert pieces_per_block_and_component(g, r.parts) == 1 and r.feasible
+        assert contiguity.max_pieces_per_component(g, r.parts) == 1 and r.feasible
 
 
 @pytest.mark.parametrize("spec", ["delaunay:20000", "rgg:20000", "grid:60x60"])
@@ -66,7 +59,7 @@ def test_meshes_keep_balance_and_their_cut(spec):
     for k in (8, 32):
         plain = matchpart.partition(g, k)
         r = matchpart.partition(g, k, contiguous=True)
-        assert pieces_per_block_and_component(g, r.parts) == 1 and r.feasible
+        assert contiguity.max_pieces_per_component(g, r.parts) == 1 and r.feasible
         if spec != "rgg:20000":   # connected meshes; rgg:20000's small components each join one block
             assert r.cut <= 1.1 * plain.cut
 
@@ -80,9 +73,9 @@ def test_safe_moves_keep_a_cycle_connected():
     mark = np.zeros(n, dtype=np.int64)
     queue = np.empty(64, dtype=np.int64)
     for v in range(n):
-        assert contiguity._safe_to_leave(v, cyc.indptr, cyc.indices, parts, mark, queue, 2 * v + 1, 64)
+        assert connected_moves.safe_to_leave(v, cyc.indptr, cyc.indices, parts, mark, queue, 2 * v + 1, 64)
         expect = v in (0, n - 1)
-        assert contiguity._safe_to_leave(v, path.indptr, path.indices, parts, mark, queue, 2 * v + 101, 64) == expect
+        assert connected_moves.safe_to_leave(v, path.indptr, path.indices, parts, mark, queue, 2 * v + 101, 64) == expect
 
 
 def test_cli_contig_flag(tmp_path):

@@ -9,8 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from ..bisection import _grow_and_refine, heavy_edge_matching, project_labels
-from ..coarsen.gather import contract_by_gathering
+from ..bisection import _grow_and_refine, heavy_edge_hierarchy, project_labels
 from ..errors import GraphError
 from ..jit import njit
 from .cover import konig_cover, max_matching_nb, min_vertex_cover
@@ -160,27 +159,6 @@ def coarsest_separator(indptr, indices, ewgt, vwgt, maxside, tries, passes):
 
 # ---- the compiled multilevel separator (nested dissection's kernel) -------------------------
 @njit(cache=True, internal=True)
-def heavy_edge_hierarchy(graph, coarsen_to, cap, min_shrink):
-    """bisection.heavy_edge_hierarchy for the integer edge weights of nested dissection: the
-    coarse rows are sorted by one transposition pass instead of a sort per row (the same
-    graphs; 60% of a separator's time is this hierarchy). (graphs, cmaps), finest first."""
-    graphs = [graph]
-    cmaps = [np.empty(0, dtype=graph[1].dtype)]
-    cur = graph
-    while cur[0].shape[0] - 1 > coarsen_to:
-        nf = cur[0].shape[0] - 1
-        cmap, nc = heavy_edge_matching(cur[0], cur[1], cur[2], cur[3], np.random.permutation(nf), cap)
-        if nc > min_shrink * nf:
-            break
-        m = cur[1].shape[0]
-        cur = contract_by_gathering(cur[0], cur[1], cur[2], cur[3], cmap, nc, np.empty(m, dtype=cur[1].dtype),
-                                    np.empty(m, dtype=cur[2].dtype), True)
-        graphs.append(cur)
-        cmaps.append(cmap)
-    return graphs, cmaps
-
-
-@njit(cache=True, internal=True)
 def thin_separator(indptr, indices, vwgt, where, maxside):
     """The separator ``where`` thinned by minimum vertex covers: with the separator joined to
     side s, the cut edges are those between it and side 1 - s, and a minimum cover of them
@@ -218,7 +196,9 @@ def _uncoarsen(graphs, cmaps, where, maxside, passes):
 @njit(cache=True, internal=True)
 def _ml_once(indptr, indices, ewgt, vwgt, maxside, cap, passes):
     """One multilevel separator: hierarchy to KERNEL_COARSEST, coarsest_separator, uncoarsen."""
-    graphs, cmaps = heavy_edge_hierarchy((indptr, indices, ewgt, vwgt), KERNEL_COARSEST, cap, KERNEL_MIN_SHRINK)
+    # integer edge weights: the coarse rows are sorted by one transposition pass (the same graphs)
+    graphs, cmaps = heavy_edge_hierarchy((indptr, indices, ewgt, vwgt), KERNEL_COARSEST, cap, KERNEL_MIN_SHRINK,
+                                         True)
     cur = graphs[len(graphs) - 1]
     where = coarsest_separator(cur[0], cur[1], cur[2], cur[3], maxside, KERNEL_TRIES, passes)
     return _uncoarsen(graphs, cmaps, where, maxside, passes)

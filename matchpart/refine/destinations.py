@@ -15,30 +15,6 @@ from ..jit import njit
 _STREAM_TIES = 0x5EB1      # default hash stream for ties between equally connected destination blocks
 
 
-def row_ids(graph):
-    """The row (source vertex) of each stored CSR entry, int64.
-
-    Built with ``searchsorted`` rather than ``repeat`` because older CuPy rejects array-valued
-    repeat counts; empty rows are handled because ``side='right'`` picks the last row start.
-    """
-    xp = graph.backend.xp
-    e = xp.arange(graph.indices.shape[0], dtype=xp.int64)
-    return xp.searchsorted(graph.indptr, e, side="right").astype(xp.int64) - 1
-
-
-def gather_rows(graph, vertices):
-    """Stored entries of the given vertices' rows: (entry index, position of its row in ``vertices``)."""
-    xp = graph.backend.xp
-    lens = graph.indptr[vertices + 1] - graph.indptr[vertices]
-    offsets = xp.zeros(vertices.shape[0] + 1, dtype=xp.int64)
-    xp.cumsum(lens, out=offsets[1:])
-    total = int(offsets[-1])
-    e = xp.arange(total, dtype=xp.int64)
-    local = xp.searchsorted(offsets[1:], e, side="right").astype(xp.int64)
-    entries = graph.indptr[vertices][local] + (e - offsets[local])
-    return entries, local
-
-
 @njit(cache=True, internal=True)
 def vertex_destination(v, indptr, indices, ewgt, parts, k, act, allowed, key, acc, touched):
     """One row of best_destinations: (dest, conn_dest, conn_own, weight to other blocks) of v.
@@ -149,7 +125,7 @@ def best_destinations(graph, parts, k, active, allowed, *, seed=0, stream=_STREA
     ``dest = -1`` / ``conn_dest = 0`` for inactive vertices and those with no such neighbour.
 
     ``method``: "numba" (CPU kernel), "xp" (whole-array, any backend) or "auto" (numba on CPU,
-    xp on GPU). ``rows`` may pass precomputed ``row_ids(graph)`` for the xp version.
+    xp on GPU). ``rows`` may pass the entries' rows (``Backend.row_ids``) for the xp version.
     """
     be = graph.backend
     if method == "auto":
@@ -162,5 +138,5 @@ def best_destinations(graph, parts, k, active, allowed, *, seed=0, stream=_STREA
     if method != "xp":
         raise ValueError(f"method must be 'auto', 'numba' or 'xp', got {method!r}")
     if rows is None:
-        rows = row_ids(graph)
+        rows = be.row_ids(graph.indptr, graph.indices.shape[0])
     return _best_destinations_xp(graph, parts, int(k), active, allowed, seed, stream, rows)

@@ -115,14 +115,28 @@ def move(v, frm, to, indptr, indices, ewgt, cache):
 
 
 @njit(cache=True, internal=True)
-def inside(v, own, cache):
-    """v's edge weight into block own (0 when none)."""
-    block, conn, _, nb, _, start, _ = cache
+def _slot(v, b, cache):
+    """The slot of v's entry for block b, or -1 when v has none (v's entries must be built)."""
+    block, _, _, nb, _, start, _ = cache
     base = start[v]
     for s in range(base, base + nb[v]):
-        if block[s] == own:
-            return conn[s]
-    return 0.0
+        if block[s] == b:
+            return s
+    return -1
+
+
+@njit(cache=True, internal=True)
+def inside(v, own, cache):
+    """v's edge weight into block own (0 when none)."""
+    s = _slot(v, own, cache)
+    return cache[1][s] if s >= 0 else 0.0
+
+
+@njit(cache=True, internal=True)
+def entry_count(v, b, cache):
+    """v's neighbours in block b (v's entries must be built)."""
+    s = _slot(v, b, cache)
+    return cache[2][s] if s >= 0 else 0
 
 
 @njit(cache=True, internal=True)

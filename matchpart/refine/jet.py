@@ -22,7 +22,7 @@ from .. import threads
 from ..backend.rng import stream_key_at
 from ..jit import njit
 from .boundary import boundary_from_scratch, extend_boundary
-from .destinations import best_destinations, gather_rows, row_ids
+from .destinations import best_destinations
 from .jet_passes import lp_moves_nb, scan_boundary
 from .rebalance import MAX_ROUNDS as _REBALANCE_ROUNDS
 from .rebalance import rebalance
@@ -229,7 +229,7 @@ def patience_step(score, best_score, stale, min_improvement=MIN_IMPROVEMENT):
 def _jet_xp(graph, p, k, lmax, seed, max_iterations, patience, negative_gain_factor, min_improvement):
     be = graph.backend
     xp = be.xp
-    rows = row_ids(graph)
+    rows = be.row_ids(graph.indptr, graph.indices.shape[0])
     two_total = graph.ewgt.sum()            # every edge stored twice
     locked = xp.zeros(graph.n, dtype=bool)
     everywhere = xp.ones(k, dtype=bool)
@@ -271,7 +271,7 @@ def _lp_moves(graph, parts, dest, conn_dest, conn_own, c, seed, it):
     if cv.shape[0] == 0:
         return cv
     # afterburner: recompute each candidate's gain against higher-priority neighbour moves
-    entries, local = gather_rows(graph, cv)
+    entries, local = be.ranges(graph.indptr[cv], graph.indptr[cv + 1] - graph.indptr[cv])   # cv's rows
     v = cv[local]
     u = graph.indices[entries].astype(xp.int64)
     prio = be.hash64(seed, _STREAM_PRIORITY + it, xp.arange(graph.n, dtype=xp.int64))

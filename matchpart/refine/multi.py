@@ -198,6 +198,26 @@ def _move(v, b, vw, parts, bw):
     parts[v] = b
 
 
+@njit(cache=True, internal=True)
+def _take_proposals(relieve, anywhere, key, indptr, indices, ewgt, vw, parts, bw, maxw, inv, dest, score, conn, seen,
+                    touched):
+    """A round's serial half: the proposals in _ordered's order, each re-evaluated against the
+    current partition (best_relief when ``relieve``, else best_move, as propose made them) and
+    made when a move is left. Returns (moves made, their summed gain or score)."""
+    moved = 0
+    total = 0.0
+    for v in _ordered(dest, score, key):
+        if relieve:
+            b, g = best_relief(v, indptr, indices, ewgt, vw, parts, bw, maxw, inv, conn, seen, touched, anywhere)
+        else:
+            b, g = best_move(v, indptr, indices, ewgt, vw, parts, bw, maxw, conn, seen, touched)
+        if b >= 0:
+            _move(v, b, vw, parts, bw)
+            moved += 1
+            total += g
+    return moved, total
+
+
 @njit(cache=True)
 def greedy_nb(indptr, indices, ewgt, vw, parts, bw, maxw, inv, seed, rounds, cut, chunk, parallel_min):
     """Greedy rounds (see the module text); parts and bw are updated in place. Returns the cut
@@ -212,12 +232,8 @@ def greedy_nb(indptr, indices, ewgt, vw, parts, bw, maxw, inv, seed, rounds, cut
     gained = 0.0
     for r in range(rounds):
         propose(False, False, indptr, indices, ewgt, vw, parts, bw, maxw, inv, dest, score, chunk, parallel_min)
-        round_gain = 0.0
-        for v in _ordered(dest, score, np.uint64(stream_key_nb(seed, r))):
-            b, g = best_move(v, indptr, indices, ewgt, vw, parts, bw, maxw, conn, seen, touched)
-            if b >= 0:
-                _move(v, b, vw, parts, bw)
-                round_gain += g
+        round_gain = _take_proposals(False, False, np.uint64(stream_key_nb(seed, r)), indptr, indices, ewgt, vw,
+                                     parts, bw, maxw, inv, dest, score, conn, seen, touched)[1]
         gained += round_gain
         if round_gain <= MIN_ROUND_GAIN * max(cut - gained, 1.0):
             break
@@ -242,12 +258,8 @@ def rebalance_nb(indptr, indices, ewgt, vw, parts, bw, maxw, inv, seed, rounds, 
         if total_overload(bw, maxw, inv) <= 0:
             break
         propose(True, anywhere, indptr, indices, ewgt, vw, parts, bw, maxw, inv, dest, score, chunk, parallel_min)
-        moved = 0
-        for v in _ordered(dest, score, np.uint64(stream_key_nb(seed, 0x8000 + r))):
-            b, s = best_relief(v, indptr, indices, ewgt, vw, parts, bw, maxw, inv, conn, seen, touched, anywhere)
-            if b >= 0:
-                _move(v, b, vw, parts, bw)
-                moved += 1
+        moved = _take_proposals(True, anywhere, np.uint64(stream_key_nb(seed, 0x8000 + r)), indptr, indices, ewgt, vw,
+                                parts, bw, maxw, inv, dest, score, conn, seen, touched)[0]
         if moved == 0:
             if not anywhere:
                 anywhere = True

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import threads
-from .destinations import best_destinations, row_ids
+from .destinations import best_destinations
 from .rebalance_kernel import STREAM_ORDER, STREAM_TIES, rebalance_nb
 from .state import block_members, block_weights, bounds_array, cast_like, check_partition, device_bounds, host_arrays
 
@@ -143,7 +143,7 @@ def rebalance(graph, parts, k, max_block_weight, *, seed=0, max_rounds=MAX_ROUND
                      np.zeros(1, np.int64), np.zeros(n, np.bool_), np.zeros(n), np.arange(n), n, np.ones(n, np.bool_),
                      block_members(p, k), threads.CHUNK, threads.PARALLEL_MIN_ITEMS)
         return cast_like(parts, p, be)
-    rows = row_ids(graph)
+    rows = be.row_ids(graph.indptr, graph.indices.shape[0])
     lmax = device_bounds(be, max_block_weight, k)
     for rnd in range(max_rounds):
         bw = block_weights(graph, p, k)

@@ -22,7 +22,7 @@ from .heap import heap_pop, heap_remove, heap_set, new_heap
 from .kway_fm import STALL_MOVES_MIN, _overload_after, apply_move, default_stall
 from .least_loss import rebalance_if_over
 from .state import host_block_weights, host_overload, host_weighted_degree
-from .volume_gain import best_volume_move, entry_count
+from .volume_gain import best_volume_move
 
 # Vertices of higher degree are not re-scored after a neighbour's move (scoring one costs
 # the sum of its neighbours' adjacent blocks; a hub of a power-law graph is a neighbour of
@@ -85,15 +85,15 @@ def requeue_after(v, a, b, tick, indptr, indices, ewgt, vwgt, vsize, parts, bw, 
         if indptr[u + 1] - indptr[u] > RESCORE_MAX_DEGREE:
             continue
         pu = parts[u]
-        ca = entry_count(u, a, cache) if pu != a else 2      # 2: no indicator of u's changed
-        cb = entry_count(u, b, cache) if pu != b else 2
+        ca = gc.entry_count(u, a, cache) if pu != a else 2      # 2: no indicator of u's changed
+        cb = gc.entry_count(u, b, cache) if pu != b else 2
         if ca != 1 and cb != 1:
             continue
         for f in range(indptr[u], indptr[u + 1]):
             x = indices[f]
             if pos[x] < 0 or stamp[x] == tick or indptr[x + 1] - indptr[x] > RESCORE_MAX_DEGREE:
                 continue
-            if (cb == 1 and entry_count(x, b, cache) > 0) or (ca == 1 and parts[x] == a):
+            if (cb == 1 and gc.entry_count(x, b, cache) > 0) or (ca == 1 and parts[x] == a):
                 stamp[x] = tick
                 _queue(x, indptr, indices, ewgt, vwgt, vsize, parts, bw, maxw, cache, have, scale, heap)
 

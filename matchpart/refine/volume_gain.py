@@ -24,17 +24,6 @@ from . import gain_cache as gc
 
 
 @njit(cache=True, internal=True)
-def entry_count(u, b, cache):
-    """u's neighbours in block b (u's entries must be built)."""
-    block, _, count, nb, _, start, _ = cache
-    base = start[u]
-    for s in range(base, base + nb[u]):
-        if block[s] == b:
-            return count[s]
-    return 0
-
-
-@njit(cache=True, internal=True)
 def best_volume_move(v, indptr, indices, ewgt, vwgt, vsize, parts, bw, maxw, cache, have):
     """(volume gain, cut gain, target) of v's best move to an adjacent block with room:
     most volume gained, then most cut gained, then the lighter block, then the lower id (the
@@ -104,16 +93,16 @@ def volume_gain_to(v, t, indptr, indices, vsize, parts, cache):
     if t == a:
         return 0.0
     g = 0.0
-    if entry_count(v, t, cache) > 0:
+    if gc.entry_count(v, t, cache) > 0:
         g += vsize[v]
-    if entry_count(v, a, cache) > 0:
+    if gc.entry_count(v, a, cache) > 0:
         g -= vsize[v]
     for e in range(indptr[v], indptr[v + 1]):
         u = indices[e]
         pu = parts[u]
-        if pu != a and entry_count(u, a, cache) == 1:
+        if pu != a and gc.entry_count(u, a, cache) == 1:
             g += vsize[u]
-        if pu != t and entry_count(u, t, cache) == 0:
+        if pu != t and gc.entry_count(u, t, cache) == 0:
             g -= vsize[u]
     return g
 
