@@ -63,6 +63,8 @@ def _steps(tmp):
         ("partition two weights per vertex (ncon = 2), METIS file", cli(str(ncon_file), "8")),
         ("partition float edge weights", lambda: partition(float_edges, 8, device="cpu")),
         ("parallel FM, float edge weights", lambda: _with_pair_rounds(lambda: partition(float_edges, 8, device="cpu"))),
+        ("threaded gathering, float edge weights",
+         lambda: _with_threaded_gathering(lambda: partition(float_edges, 8, device="cpu"))),
         ("match local_max", lambda: match(small, device="cpu")),
     ]
     return steps
@@ -78,6 +80,20 @@ def _with_pair_rounds(call):
         call()
     finally:
         parallel_fm.PARALLEL_FM_MIN_VERTICES = saved
+
+
+def _with_threaded_gathering(call):
+    """``call`` with coarsen/contract's threaded gathering on levels of any size (it takes
+    over from 200 000 entries on two threads or more: the README's command compiles it for
+    integer weights only)."""
+    import importlib
+    contract = importlib.import_module("matchpart.coarsen.contract")    # the module, not the function
+    saved = contract.PARALLEL_MIN_ENTRIES
+    contract.PARALLEL_MIN_ENTRIES = 0
+    try:
+        call()
+    finally:
+        contract.PARALLEL_MIN_ENTRIES = saved
 
 
 def _with_small_relabel(call):

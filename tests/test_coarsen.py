@@ -419,3 +419,21 @@ def test_sampled_edges_kept_kernel_equals_whole_array_and_is_exact_when_every_ve
         coarse = contract(g, mapping, nc)
         assert got == (coarse.indices.shape[0], g.indices.shape[0], nc)
 
+
+
+@settings(max_examples=60, deadline=None)
+@given(weighted_graphs(max_n=60), st.integers(0, 2**16), st.sampled_from([1, 2, 3, 7, 4096]), st.booleans())
+def test_threaded_gathering_equals_the_serial_gathering(g, seed, chunk, float_weights):
+    from matchpart.coarsen import gather
+    mapping, nc = mapping_from_matching(greedy_mate(g, seed), g.backend)
+    mapping = mapping.astype(g.indices.dtype)
+    ewgt = g.ewgt.astype(np.float64) / 3 if float_weights else g.ewgt
+    by_transpose = not float_weights
+    m = g.indices.shape[0]
+    serial = gather.contract_by_gathering(g.indptr, g.indices, ewgt, g.vwgt, mapping, nc, np.empty(m, g.indices.dtype),
+                                          np.empty(m, ewgt.dtype), by_transpose)
+    for entries in (1, 5, 1 << 17):      # transposed in many chunks, and in one
+        threaded = gather.contract_by_gathering_parallel(g.indptr, g.indices, ewgt, g.vwgt, mapping, nc,
+                                                         by_transpose, chunk, entries)
+        for a, b in zip(serial, threaded):
+            assert a.dtype == b.dtype and np.array_equal(a, b)

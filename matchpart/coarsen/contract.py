@@ -2,11 +2,14 @@
 
 Two formulations of one operation: on the CPU compiled kernels (``contract_arrays``: rows
 gathered per coarse vertex, gather.py, on graphs up to GATHER_MAX_VERTICES, which initial
-partitioning's bisection hierarchy uses too; the bucket kernels here above that), on the GPU
+partitioning's bisection hierarchy uses too, on the threads from PARALLEL_MIN_ENTRIES
+entries; the bucket kernels here above that), on the GPU
 a sort of the mapped (row, col) keys plus a segmented sum (``contract_xp``). All give sorted
 coarse rows and exact int64 sums; tests hold them equal.
 """
 from __future__ import annotations
+
+import warnings
 
 import numba
 import numpy as np
@@ -16,7 +19,8 @@ from ..graph import Graph
 from ..jit import njit
 from ..prefetch import PREFETCH_DISTANCE, prefetch
 from ..threads import PRANGE_ONLY
-from .gather import coarse_vertex_weights, contract_by_gathering
+from .gather import (TRANSPOSE_CHUNK_ENTRIES, coarse_vertex_weights, contract_by_gathering,
+                     contract_by_gathering_parallel)
 from .rowsort import INSERTION_SORT_MAX, RANK_SORT_MAX, _rank_sort_row, _sort_row
 # coarse ids live beside the other pairing bookkeeping; imported here, where callers look
 from .pairs import mapping_from_labels, mapping_from_matching, mapping_from_matching_xp  # noqa: F401
@@ -31,14 +35,19 @@ from .pairs import mapping_from_labels, mapping_from_matching, mapping_from_matc
 # 1.0 x (its levels above 100k vertices stay with the buckets: gathering its first level
 # took 2.3 x as long).
 GATHER_MAX_VERTICES = 100_000
-# Below this many fine adjacency entries the kernel runs on one thread: waking the thread
+# Below this many fine adjacency entries the kernels run on one thread: waking the thread
 # pool costs more than the work (the bisection hierarchy of initial partitioning contracts
-# many graphs of a few hundred vertices).
+# many graphs of a few hundred vertices). Gathering on 2 threads against 1, the levels of
+# 200k+ entries of the 2^16 families (2-core machine, median of 5): rmat 65 -> 52 ms,
+# rgg 45 -> 27 ms, delaunay 36 -> 25 ms.
 PARALLEL_MIN_ENTRIES = 200_000
 # Threads are used when numba has at least this many. Level 0, 2 threads against the serial
 # kernel (TBB layer, 2-core machine, median of 5): delaunay 2^20 0.107 vs 0.144 s, R-MAT 2^18
 # 0.209 vs 0.327 s, rgg 2^20 0.301 vs 0.372 s (the workqueue layer once measured no gain).
 PARALLEL_MIN_THREADS = 2
+# Coarse vertices per chunk of the threaded gathering (gather.contract_by_gathering_parallel);
+# each chunk fills a slot row of n_coarse entries.
+GATHER_CHUNK_VERTICES = 4096
 # The parallel kernel's chunks: one per PARALLEL_CHUNK_ENTRIES fine entries (at least 2, at
 # most PARALLEL_MAX_CHUNKS), fixed by the data, never by the threads. Each chunk costs a count
 # row of n_coarse entries: on delaunay 2^20 level 0 (6.3M entries, 2 threads) 4 chunks took
@@ -101,6 +110,14 @@ def contract_arrays(arrays, mapping, n_coarse):
     mapping = np.ascontiguousarray(mapping, dtype=indices.dtype)
     nc = int(n_coarse)
     if indptr.shape[0] - 1 <= GATHER_MAX_VERTICES:
+        if indices.shape[0] >= PARALLEL_MIN_ENTRIES and numba.get_num_threads() >= PARALLEL_MIN_THREADS:
+            with warnings.catch_warnings():
+                # compiling it, numba warns of no parallel loop: the warning comes from a nested
+                # compile of its loop bodies, and its prange loops do run on the threads
+                warnings.simplefilter("ignore", numba.NumbaPerformanceWarning)
+                return contract_by_gathering_parallel(indptr, indices, ewgt, vwgt, mapping, nc,
+                                                      ewgt.dtype.kind in "iu", GATHER_CHUNK_VERTICES,
+                                                      TRANSPOSE_CHUNK_ENTRIES)
         bcol, bw = np.empty(indices.shape[0], dtype=indices.dtype), np.empty(indices.shape[0], dtype=ewgt.dtype)
         return contract_by_gathering(indptr, indices, ewgt, vwgt, mapping, nc, bcol, bw, ewgt.dtype.kind in "iu")
     if indices.shape[0] < PARALLEL_MIN_ENTRIES or numba.get_num_threads() < PARALLEL_MIN_THREADS:

@@ -4,10 +4,16 @@ the fine rows in order (see GATHER_MAX_VERTICES there)."""
 from __future__ import annotations
 
 import numpy as np
+from numba import prange
 
 from ..jit import njit
 from ..prefetch import PREFETCH_DISTANCE, prefetch
+from ..threads import PRANGE_ONLY
 from .rowsort import RANK_SORT_MAX, _rank_sort_row, _sort_row
+
+# contract_by_gathering_parallel's transposition splits the coarse rows into chunks of about
+# this many entries (each chunk counts its entries per column: a row of n_coarse counters).
+TRANSPOSE_CHUNK_ENTRIES = 1 << 17
 
 
 @njit(cache=True)
@@ -82,6 +88,97 @@ def contract_by_gathering(indptr, indices, ewgt, vwgt, mapping, nc, bcol, bw, by
         for s in range(top):
             cindices[s] = bcol[s]
             cewgt[s] = bw[s]
+    return cindptr, cindices, cewgt, coarse_vertex_weights(vwgt, mapping, nc)
+
+
+@njit(cache=True, parallel=PRANGE_ONLY)
+def contract_by_gathering_parallel(indptr, indices, ewgt, vwgt, mapping, nc, by_transpose, chunk, transpose_chunk):
+    """contract_by_gathering on the threads, with the same result: coarse vertices in fixed
+    chunks of ``chunk``, each coarse row gathered into its own range (its members' entries
+    counted ahead), then the rows sorted per chunk, or transposed (``by_transpose``) in
+    chunks of about ``transpose_chunk`` entries (TRANSPOSE_CHUNK_ENTRIES) that keep the order
+    of the rows."""
+    n = indptr.shape[0] - 1
+    first = np.zeros(nc + 1, dtype=np.int64)       # members by coarse vertex, in fine id order
+    bound = np.zeros(nc + 1, dtype=np.int64)       # their entries: the room of the coarse row
+    for v in range(n):
+        first[mapping[v] + 1] += 1
+        bound[mapping[v] + 1] += indptr[v + 1] - indptr[v]
+    for c in range(nc):
+        first[c + 1] += first[c]
+        bound[c + 1] += bound[c]
+    at = first[:nc].copy()
+    members = np.empty(n, dtype=np.int64)
+    for v in range(n):
+        c = mapping[v]
+        members[at[c]] = v
+        at[c] += 1
+    bcol = np.empty(bound[nc], dtype=indices.dtype)
+    bw = np.empty(bound[nc], dtype=ewgt.dtype)
+    row_len = np.zeros(nc + 1, dtype=np.int64)
+    chunks = (nc + chunk - 1) // chunk
+    for t in prange(chunks):
+        slot = np.full(nc, -1, dtype=np.int64)    # as in contract_by_gathering
+        for c in range(t * chunk, min(nc, (t + 1) * chunk)):
+            start = bound[c]
+            top = start
+            for i in range(first[c], first[c + 1]):
+                v = members[i]
+                for e in range(indptr[v], indptr[v + 1]):
+                    d = mapping[indices[e]]
+                    if d == c:
+                        continue
+                    s = slot[d]
+                    if s < start:
+                        slot[d] = top
+                        bcol[top] = d
+                        bw[top] = ewgt[e]
+                        top += 1
+                    else:
+                        bw[s] += ewgt[e]
+            row_len[c + 1] = top - start
+    for c in range(nc):
+        row_len[c + 1] += row_len[c]
+    cindptr = row_len
+    cindices = np.empty(cindptr[nc], dtype=bcol.dtype)
+    cewgt = np.empty(cindptr[nc], dtype=bw.dtype)
+    if by_transpose:
+        tchunks = max(1, min(64, cindptr[nc] // transpose_chunk))
+        rows = np.minimum(np.searchsorted(cindptr, np.arange(tchunks + 1) * (cindptr[nc] / tchunks)), nc)
+        rows[0] = 0
+        rows[tchunks] = nc
+        pos = np.zeros((tchunks, nc), dtype=np.int64)  # entries of chunk t in column d, then its write position
+        for t in prange(tchunks):
+            for c in range(rows[t], rows[t + 1]):
+                for s in range(bound[c], bound[c] + cindptr[c + 1] - cindptr[c]):
+                    pos[t, bcol[s]] += 1
+        for d in range(nc):
+            p = cindptr[d]
+            for t in range(tchunks):
+                k = pos[t, d]
+                pos[t, d] = p
+                p += k
+        for t in prange(tchunks):
+            for c in range(rows[t], rows[t + 1]):
+                for s in range(bound[c], bound[c] + cindptr[c + 1] - cindptr[c]):
+                    d = bcol[s]
+                    p = pos[t, d]
+                    cindices[p] = c
+                    cewgt[p] = bw[s]
+                    pos[t, d] = p + 1
+    else:
+        for t in prange(chunks):
+            tc = np.empty(RANK_SORT_MAX, dtype=bcol.dtype)
+            tw = np.empty(RANK_SORT_MAX, dtype=bw.dtype)
+            for c in range(t * chunk, min(nc, (t + 1) * chunk)):
+                start, stop = bound[c], bound[c] + cindptr[c + 1] - cindptr[c]
+                if stop - start <= RANK_SORT_MAX:
+                    _rank_sort_row(bcol, bw, start, stop, tc, tw)
+                else:
+                    _sort_row(bcol, bw, start, stop)
+                for s in range(start, stop):
+                    cindices[cindptr[c] + s - start] = bcol[s]
+                    cewgt[cindptr[c] + s - start] = bw[s]
     return cindptr, cindices, cewgt, coarse_vertex_weights(vwgt, mapping, nc)
 
 
