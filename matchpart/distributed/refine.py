@@ -52,17 +52,25 @@ def edge_cut(g, parts_ext):
     return int(total) // 2 if g.ewgt.dtype.kind in "iu" else total / 2
 
 
-
-
 def _destinations(g, parts_ext, k, active, allowed, seed, stream):
     return _best_destinations_nb(g.indptr, g.adj, g.ewgt, parts_ext, k, active, allowed,
                                  np.uint64(stream_key(seed, stream)))
 
 
 def jet(g, parts, k, lmax, *, seed=0, patience=PATIENCE, max_rounds=MAX_ROUNDS,
-        negative_gain_factor=NEGATIVE_GAIN_FACTOR, min_improvement=MIN_IMPROVEMENT):
+        negative_gain_factor=NEGATIVE_GAIN_FACTOR, min_improvement=MIN_IMPROVEMENT, method="numba"):
     """Refine ``parts`` (blocks of own vertices); returns the best balanced partition seen
-    (or the least overloaded one when balance was never reached)."""
+    (or the least overloaded one when balance was never reached). ``method``: "numba" (the
+    compiled passes on a boundary list, distributed/jet.py) or "xp" (whole-array rounds over
+    every row); both make the same moves, so they return the same partition."""
+    if method == "numba":
+        from .jet import jet_rounds
+        return jet_rounds(g, parts, k, lmax, seed=seed, patience=patience, max_rounds=max_rounds,
+                          negative_gain_factor=negative_gain_factor, min_improvement=min_improvement,
+                          stream_dest=STREAM_DEST, stream_priority=STREAM_PRIORITY, rebalance=rebalance,
+                          block_sums=block_sums)
+    if method != "xp":
+        raise ValueError(f"method must be 'numba' or 'xp', got {method!r}")
     c = g.comm
     nl = g.n_local
     cfac = negative_gain_factor

@@ -1,0 +1,150 @@
+"""Compiled rounds of the distributed local max (matching.py) on one rank's rows, with ghosts
+as extra columns (local index n_local + j for ghost j).
+
+A round is matchers/local_max_kernel's: every active own vertex drops the alive entries whose
+other end is matched (compacting its row in place) and picks its top edge, the largest
+(rating, hash32(seed, round, pair id)), then the smaller pair id, with the pair id
+min(u, v) * n + max(u, v) of global ids; an edge that is the top at both ends is matched.
+Between own vertices both tops are here; for a ghost neighbour the rank learns the other
+top from the proposals its owner sends (``cross_wins``). The whole-array rounds built
+temporaries of every live entry and sorted them per row: on delaunay 2^20 at P = 1 they took
+4.5 s of the 17 s run, against 0.3 s for the single process's kernel.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..backend.rng import hash32_at
+from ..jit import njit
+
+
+@njit(cache=True)
+def start_rounds(indptr):
+    """(active own vertices: those with entries, alive degree per own vertex, working copy
+    of the entry ids whose rows the rounds compact)."""
+    nl = indptr.shape[0] - 1
+    active = np.empty(nl, dtype=np.int64)
+    deg = np.empty(nl, dtype=np.int64)
+    na = 0
+    for u in range(nl):
+        deg[u] = indptr[u + 1] - indptr[u]
+        if deg[u]:
+            active[na] = u
+            na += 1
+    slot = np.arange(indptr[nl], dtype=np.int64)
+    return active[:na].copy(), deg, slot
+
+
+@njit(cache=True)
+def scan(active, indptr, deg, slot, adj, rate, gid, n, key, matched, top):
+    """Drop the entries with a matched end from the active rows and set top[u] (the local
+    index of u's top neighbour, -1 when none is left). Returns the alive entries left."""
+    alive = 0
+    for i in range(active.shape[0]):
+        u = active[i]
+        s = indptr[u]
+        kept = 0
+        best_v = np.int64(-1)
+        best_o = 0.0
+        best_h = np.uint32(0)
+        best_p = np.uint64(0)
+        gu = gid[u]
+        for t in range(s, s + deg[u]):
+            e = slot[t]
+            v = adj[e]
+            if matched[v] or v == u:   # a self-loop is never an edge to match (as the single process)
+                continue
+            slot[s + kept] = e
+            kept += 1
+            o = rate[e]
+            if best_v >= 0 and o < best_o:
+                continue   # the hash decides ties only: most entries skip it
+            gv = gid[v]
+            p = np.uint64(min(gu, gv)) * np.uint64(n) + np.uint64(max(gu, gv))
+            h = hash32_at(np.int64(p), key)
+            if best_v < 0 or o > best_o or (h > best_h or (h == best_h and p < best_p)):
+                best_v, best_o, best_h, best_p = v, o, h, p
+        deg[u] = kept
+        top[u] = best_v
+        alive += kept
+    return alive
+
+
+@njit(cache=True)
+def proposals(active, top, nl, gid):
+    """(global id of the ghost, global id of the own vertex) for every active own vertex
+    whose top neighbour is a ghost: what the ghost's owner needs to know."""
+    count = 0
+    for u in active:
+        count += top[u] >= nl
+    to = np.empty(count, dtype=np.int64)
+    frm = np.empty(count, dtype=np.int64)
+    i = 0
+    for u in active:
+        if top[u] >= nl:
+            to[i] = gid[top[u]]
+            frm[i] = gid[u]
+            i += 1
+    return to, frm
+
+
+@njit(cache=True)
+def local_wins(active, top, nl, gid, mate, matched, newly, won):
+    """Match the active own vertices whose top is an own vertex whose top they are; returns
+    how many were matched (listed in ``won``, flagged in ``newly``)."""
+    nw = 0
+    for u in active:
+        v = top[u]
+        if v >= 0 and v < nl and top[v] == u:
+            mate[u] = gid[v]
+            matched[u] = 1
+            newly[u] = True
+            won[nw] = u
+            nw += 1
+    return nw
+
+
+@njit(cache=True)
+def cross_wins(own_local, ghost_local, top, gid, mate, matched, newly, won, nw):
+    """Proposals received (own vertex, proposing ghost): where the own vertex's top is that
+    ghost, both tops agree and the cross edge is matched at this end (its owner does the
+    same with this rank's proposal). Returns the new count in ``won``."""
+    for i in range(own_local.shape[0]):
+        u = own_local[i]
+        v = ghost_local[i]
+        if top[u] == v:
+            mate[u] = gid[v]
+            matched[u] = 1
+            matched[v] = 1
+            newly[u] = True
+            won[nw] = u
+            nw += 1
+    return nw
+
+
+@njit(cache=True)
+def next_active(active, top, matched):
+    """The active vertices still unmatched with alive entries left."""
+    out = np.empty(active.shape[0], dtype=np.int64)
+    na = 0
+    for u in active:
+        if not matched[u] and top[u] >= 0:
+            out[na] = u
+            na += 1
+    return out[:na]
+
+
+@njit(cache=True)
+def alive_entries(active, indptr, deg, slot):
+    """Entry ids of the alive entries of the active rows (after the last scan), row-ordered."""
+    size = 0
+    for u in active:
+        size += deg[u]
+    out = np.empty(size, dtype=np.int64)
+    i = 0
+    for u in active:
+        for t in range(indptr[u], indptr[u] + deg[u]):
+            out[i] = slot[t]
+            i += 1
+    out.sort()
+    return out
