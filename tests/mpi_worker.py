@@ -147,6 +147,10 @@ def check_kernels_match_whole_array():
                     dist_matching.CPU_KERNEL = True
             same = np.array_equal(got[0][0], got[1][0]) and got[0][1] == got[1][1]
             checks[f"kernel local max {os.path.basename(name)} {rating}"] = all(c.comm.allgather(bool(same)))
+            (a, cid_a), (b, cid_b) = (contract(g, got[0][0], method=m) for m in ("numba", "xp"))
+            same = np.array_equal(cid_a, cid_b) and all(np.array_equal(x, y) and x.dtype == y.dtype for x, y in (
+                (a.vtxdist, b.vtxdist), (a.indptr, b.indptr), (a.cols, b.cols), (a.ewgt, b.ewgt), (a.vwgt, b.vwgt)))
+            checks[f"kernel contract {os.path.basename(name)} {rating}"] = all(c.comm.allgather(bool(same)))
         k = 8
         rng = np.random.default_rng(seed=7)
         start = (np.arange(g.n) * k) // g.n
