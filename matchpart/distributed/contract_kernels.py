@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..jit import njit
+from ..prefetch import PREFETCH_DISTANCE, prefetch
 
 # Rows up to this length are sorted by insertion (stable, in place); longer ones (hubs of
 # power-law graphs) by a stable argsort. Delaunay's coarse rows hold ~6-12 entries, where an
@@ -24,31 +25,43 @@ INSERTION_MAX = 32
 def coarse_entries(indptr, adj, ewgt, cid_ext, owner, size):
     """Per own entry whose ends lie in different coarse vertices: (coarse row, coarse column,
     weight), grouped by owner[row] (the coarse row's rank) in entry order within a group.
-    Returns (counts per rank, rows, columns, weights)."""
+    Returns (counts per rank, rows, columns, weights). One pass over the entries (each
+    reads a random coarse id: a second counting pass cost as much as the fill), into slots
+    sized by the rows' lengths, then the groups are closed up."""
     nl = indptr.shape[0] - 1
-    counts = np.zeros(size, dtype=np.int64)
+    start = np.zeros(size + 1, dtype=np.int64)
     for v in range(nl):
-        cv = cid_ext[v]
-        for e in range(indptr[v], indptr[v + 1]):
-            if cid_ext[adj[e]] != cv:
-                counts[owner[v]] += 1
-    at = np.zeros(size, dtype=np.int64)
-    for r in range(1, size):
-        at[r] = at[r - 1] + counts[r - 1]
-    total = at[size - 1] + counts[size - 1] if size else 0
+        start[owner[v] + 1] += indptr[v + 1] - indptr[v]
+    for r in range(size):
+        start[r + 1] += start[r]
+    at = start[:size].copy()
+    total = indptr[nl]
     rows = np.empty(total, dtype=np.int64)
     cols = np.empty(total, dtype=np.int64)
     w = np.empty(total, dtype=ewgt.dtype)
     for v in range(nl):
         cv = cid_ext[v]
         r = owner[v]
+        i = at[r]
         for e in range(indptr[v], indptr[v + 1]):
+            if e + PREFETCH_DISTANCE < total:
+                prefetch(cid_ext, adj[e + PREFETCH_DISTANCE])
             cu = cid_ext[adj[e]]
             if cu != cv:
-                i = at[r]
                 rows[i], cols[i], w[i] = cv, cu, ewgt[e]
-                at[r] += 1
-    return counts, rows, cols, w
+                i += 1
+        at[r] = i
+    counts = np.empty(size, dtype=np.int64)
+    k = 0
+    for r in range(size):   # close up: group r's entries move down to k
+        counts[r] = at[r] - start[r]
+        if k != start[r]:
+            for i in range(start[r], at[r]):
+                rows[k + i - start[r]] = rows[i]
+                cols[k + i - start[r]] = cols[i]
+                w[k + i - start[r]] = w[i]
+        k += counts[r]
+    return counts, rows[:k], cols[:k], w[:k]
 
 
 @njit(cache=True)

@@ -16,12 +16,13 @@ import numpy as np
 
 from ..backend.rng import hash32_at
 from ..jit import njit
+from ..prefetch import PREFETCH_DISTANCE, prefetch
 
 
 @njit(cache=True)
 def start_rounds(indptr):
-    """(active own vertices: those with entries, alive degree per own vertex, working copy
-    of the entry ids whose rows the rounds compact)."""
+    """(active own vertices: those with entries, alive degree per own vertex); the rounds
+    compact working copies of the columns and ratings (adj.copy(), rate.copy())."""
     nl = indptr.shape[0] - 1
     active = np.empty(nl, dtype=np.int64)
     deg = np.empty(nl, dtype=np.int64)
@@ -31,14 +32,14 @@ def start_rounds(indptr):
         if deg[u]:
             active[na] = u
             na += 1
-    slot = np.arange(indptr[nl], dtype=np.int64)
-    return active[:na].copy(), deg, slot
+    return active[:na].copy(), deg
 
 
 @njit(cache=True)
-def scan(active, indptr, deg, slot, adj, rate, gid, n, key, matched, top):
-    """Drop the entries with a matched end from the active rows and set top[u] (the local
-    index of u's top neighbour, -1 when none is left). Returns the alive entries left."""
+def scan(active, indptr, deg, nbr, rate, gid, n, key, matched, top):
+    """Drop the entries with a matched end from the active rows of the working copies ``nbr``
+    (local columns) and ``rate`` (compacted in place) and set top[u] (the local index of u's
+    top neighbour, -1 when none is left). Returns the alive entries left."""
     alive = 0
     for i in range(active.shape[0]):
         u = active[i]
@@ -49,14 +50,16 @@ def scan(active, indptr, deg, slot, adj, rate, gid, n, key, matched, top):
         best_h = np.uint32(0)
         best_p = np.uint64(0)
         gu = gid[u]
-        for t in range(s, s + deg[u]):
-            e = slot[t]
-            v = adj[e]
+        for e in range(s, s + deg[u]):
+            v = nbr[e]
+            if e + PREFETCH_DISTANCE < nbr.shape[0]:
+                prefetch(matched, nbr[e + PREFETCH_DISTANCE])
             if matched[v] or v == u:   # a self-loop is never an edge to match (as the single process)
                 continue
-            slot[s + kept] = e
-            kept += 1
             o = rate[e]
+            if kept != e - s:
+                nbr[s + kept], rate[s + kept] = v, o
+            kept += 1
             if best_v >= 0 and o < best_o:
                 continue   # the hash decides ties only: most entries skip it
             gv = gid[v]
@@ -135,16 +138,18 @@ def next_active(active, top, matched):
 
 
 @njit(cache=True)
-def alive_entries(active, indptr, deg, slot):
-    """Entry ids of the alive entries of the active rows (after the last scan), row-ordered."""
+def alive_entries(active, indptr, deg, nbr, rate):
+    """(own row, local column, rating) of the alive entries of the active rows after the
+    last scan, in row order."""
     size = 0
     for u in active:
         size += deg[u]
-    out = np.empty(size, dtype=np.int64)
+    rows = np.empty(size, dtype=np.int64)
+    cols = np.empty(size, dtype=np.int64)
+    rates = np.empty(size, dtype=np.float64)
     i = 0
     for u in active:
-        for t in range(indptr[u], indptr[u] + deg[u]):
-            out[i] = slot[t]
+        for e in range(indptr[u], indptr[u] + deg[u]):
+            rows[i], cols[i], rates[i] = u, nbr[e], rate[e]
             i += 1
-    out.sort()
-    return out
+    return rows, cols, rates

@@ -84,13 +84,14 @@ def _rounds_kernel(g, rate, seed):
     top = np.full(nl, -1, dtype=np.int64)
     newly = np.zeros(nl, dtype=np.bool_)
     won = np.empty(nl, dtype=np.int64)
-    active, deg, slot = lmk.start_rounds(g.indptr)
+    active, deg = lmk.start_rounds(g.indptr)
+    nbr, rt = g.adj.copy(), rate.copy()   # the rows' alive prefixes, compacted by the scans
     keys = stream_keys(seed, STREAM_BASE + 1, GREEDY_TAIL_AFTER + 1)   # round r's key: keys[r - 1]
     rounds = 0
     mine = 0   # own vertices matched so far
     fractions = []
     while True:
-        alive = lmk.scan(active, g.indptr, deg, slot, g.adj, rate, g.gid, g.n, keys[rounds], matched, top)
+        alive = lmk.scan(active, g.indptr, deg, nbr, rt, g.gid, g.n, keys[rounds], matched, top)
         left, paired = c.allreduce(np.array([alive, mine], dtype=np.int64))
         if rounds:
             fractions.append(int(paired) / max(g.n, 1))
@@ -98,8 +99,8 @@ def _rounds_kernel(g, rate, seed):
             break
         if rounds >= GREEDY_TAIL_AFTER:
             rounds += 1
-            live = lmk.alive_entries(active, g.indptr, deg, slot)
-            _greedy_tail(g, live, rate, seed, rounds, mate, matched)
+            rows, cols, rates = lmk.alive_entries(active, g.indptr, deg, nbr, rt)
+            _greedy_tail(g, rows, g.gid[cols], rates, seed, rounds, mate, matched)
             fractions.append(c.allreduce(int((mate >= 0).sum())) / max(g.n, 1))
             break
         rounds += 1
@@ -136,7 +137,7 @@ def _rounds_xp(g, rate, seed):
             break
         if rounds >= GREEDY_TAIL_AFTER:
             rounds += 1
-            _greedy_tail(g, live, rate, seed, rounds, mate, matched)
+            _greedy_tail(g, g.rows[live], g.cols[live], rate[live], seed, rounds, mate, matched)
             fractions.append(c.allreduce(int((mate >= 0).sum())) / max(g.n, 1))
             break
         rounds += 1
@@ -170,17 +171,17 @@ def _rounds_xp(g, rate, seed):
     return mate, rounds, fractions
 
 
-def _greedy_tail(g, live, rate, seed, rounds, mate, matched):
+def _greedy_tail(g, rows, gcol, rates, seed, rounds, mate, matched):
     """Match what is left greedily by (rating, hash, -pair id), as local_max's _greedy_tail,
-    on every rank from the allgathered remaining edges (few: this runs after 50 rounds)."""
+    on every rank from the allgathered remaining edges (own row, global column, rating; few:
+    this runs after 50 rounds)."""
     from ..matchers.serial import _greedy_scan
     c = g.comm
-    grow = g.rows[live] + g.first
-    gcol = g.cols[live]
+    grow = rows + g.first
     up = grow < gcol
     e = grow[up].astype(np.uint64) * np.uint64(g.n) + gcol[up].astype(np.uint64)
     eu, ev = c.allgatherv(grow[up]), c.allgatherv(gcol[up])
-    r, ids = c.allgatherv(rate[live][up]), c.allgatherv(e)
+    r, ids = c.allgatherv(rates[up]), c.allgatherv(e)
     h = _CPU.hash32(seed, STREAM_BASE + rounds, ids).astype(np.int64)
     order = np.lexsort((ids, -h, -r))
     verts, inv = np.unique(np.concatenate([eu, ev]), return_inverse=True)
