@@ -130,6 +130,25 @@ def check_hash_collisions():
         single.CPU_KERNEL, dist_matching.CPU_KERNEL = kernel, dist_kernel
 
 
+def _fm_arrays_match(g):
+    """distributed.fm's local graph (own rows, then ghost rows from the transposed cross
+    entries) against a stable sort of all entries by row, its earlier construction."""
+    from matchpart.distributed.fm import _local_arrays
+    (indptr, cols, w, vw), lo, hi = _local_arrays(g)
+    nl, ng = g.n_local, g.ghosts.shape[0]
+    cross = np.flatnonzero(g.adj >= nl)
+    rows = np.concatenate([g.rows, g.adj[cross]])
+    order = np.argsort(rows, kind="stable")
+    ref_ptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=nl + ng))])
+    owner = g.owner(g.ghosts)[g.adj[cross] - nl]
+    return bool(np.array_equal(indptr, ref_ptr)
+                and np.array_equal(cols, np.concatenate([g.adj, g.rows[cross]])[order])
+                and np.array_equal(w, np.concatenate([g.ewgt, g.ewgt[cross]]).astype(np.float64)[order])
+                and vw.shape[0] == nl + ng
+                and np.array_equal(np.flatnonzero(lo), np.unique(g.rows[cross[owner < c.rank]]))
+                and np.array_equal(np.flatnonzero(hi), np.unique(g.rows[cross[owner > c.rank]])))
+
+
 def check_kernels_match_whole_array():
     # the compiled per-rank rounds (local max, Jet) against the whole-array rounds they
     # replaced: the same matching and stats, the same refined partition, for this P
@@ -151,6 +170,7 @@ def check_kernels_match_whole_array():
             same = np.array_equal(cid_a, cid_b) and all(np.array_equal(x, y) and x.dtype == y.dtype for x, y in (
                 (a.vtxdist, b.vtxdist), (a.indptr, b.indptr), (a.cols, b.cols), (a.ewgt, b.ewgt), (a.vwgt, b.vwgt)))
             checks[f"kernel contract {os.path.basename(name)} {rating}"] = all(c.comm.allgather(bool(same)))
+        checks[f"kernel fm arrays {os.path.basename(name)}"] = all(c.comm.allgather(_fm_arrays_match(g)))
         k = 8
         rng = np.random.default_rng(seed=7)
         start = (np.arange(g.n) * k) // g.n

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..refine.fm import refine_arrays
+from .jet import ghost_adjacency
 from .refine import block_sums, block_weights
 
 SWEEPS = 2
@@ -53,19 +54,19 @@ def local_fm(g, parts, k, lmax, *, seed=0, passes=1, localized=False):
 
 def _local_arrays(g):
     """Host arrays (indptr, indices, ewgt, vwgt) of own vertices then ghosts (each ghost's row
-    holds its edges to own vertices), and per own vertex whether it has a neighbour on a
-    lower / higher rank."""
+    holds its edges to own vertices, in row order), and per own vertex whether it has a
+    neighbour on a lower / higher rank. The ghosts' rows are the transposed cross entries
+    (jet.ghost_adjacency): appended without the stable sort of all entries that took 1.0 s
+    of a 12 s run on delaunay 2^20 at P = 2."""
     nl, ng = g.n_local, g.ghosts.shape[0]
-    cross = np.flatnonzero(g.adj >= nl)
-    rows = np.concatenate([g.rows, g.adj[cross]])
-    cols = np.concatenate([g.adj, g.rows[cross]])
-    w = np.concatenate([g.ewgt, g.ewgt[cross]]).astype(np.float64)
-    order = np.argsort(rows, kind="stable")
-    indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=nl + ng))]).astype(np.int64)
+    gptr, gnbr, gent = ghost_adjacency(g)
+    indptr = np.concatenate([g.indptr, g.indptr[-1] + gptr[1:]])
+    cols = np.concatenate([g.adj, gnbr])
+    w = np.concatenate([g.ewgt, g.ewgt[gent]]).astype(np.float64)
     vw = np.concatenate([g.vwgt.astype(np.float64), np.zeros(ng)])
-    owner = g.owner(g.ghosts)[g.adj[cross] - nl]
+    owner = np.repeat(g.owner(g.ghosts), np.diff(gptr))   # per ghost entry, the ghost's rank
     lo = np.zeros(nl, dtype=bool)
     hi = np.zeros(nl, dtype=bool)
-    lo[g.rows[cross[owner < g.comm.rank]]] = True
-    hi[g.rows[cross[owner > g.comm.rank]]] = True
-    return (indptr, np.ascontiguousarray(cols[order]), np.ascontiguousarray(w[order]), vw), lo, hi
+    lo[gnbr[owner < g.comm.rank]] = True
+    hi[gnbr[owner > g.comm.rank]] = True
+    return (indptr, cols, w, vw), lo, hi

@@ -19,7 +19,8 @@ from . import jet_kernels as kn
 
 
 def ghost_adjacency(g):
-    """(gptr, gnbr): per ghost, its own neighbours (built once per graph, kept on it)."""
+    """(gptr, gnbr, gent): per ghost, its own neighbours and their entries (jet_kernels.ghost_rows;
+    built once per graph, kept on it: Jet and FM both use it)."""
     if getattr(g, "_ghost_rows", None) is None:
         g._ghost_rows = kn.ghost_rows(g.indptr, g.adj, g.n_local, g.ghosts.shape[0])
     return g._ghost_rows
@@ -32,7 +33,7 @@ def jet_rounds(g, parts, k, lmax, *, seed, patience, max_rounds, negative_gain_f
     nl, ng = g.n_local, g.ghosts.shape[0]
     parts = np.asarray(parts, dtype=np.int64).copy()
     vw = g.vwgt.astype(np.float64)
-    gptr, gnbr = ghost_adjacency(g)
+    gptr, gnbr, _ = ghost_adjacency(g)
     everywhere = np.ones(k, dtype=np.bool_)
     locked = np.zeros(nl, dtype=np.bool_)
     in_list = np.zeros(nl, dtype=np.bool_)

@@ -142,7 +142,8 @@ def extend_list(indptr, adj, moved, nm, gptr, gnbr, ghost_at, listed, nb, in_lis
 
 @njit(cache=True)
 def ghost_rows(indptr, adj, nl, ng):
-    """Per ghost j, the own vertices adjacent to it (CSR: gptr, gnbr), in row order."""
+    """Per ghost j, the own vertices adjacent to it, in row order (CSR: gptr, gnbr), and the
+    entry of each in the own rows (gent: its weight is ewgt[gent])."""
     gptr = np.zeros(ng + 1, dtype=np.int64)
     for e in range(indptr[nl]):
         u = adj[e]
@@ -152,10 +153,12 @@ def ghost_rows(indptr, adj, nl, ng):
         gptr[j + 1] += gptr[j]
     fill = gptr[:-1].copy()
     gnbr = np.empty(gptr[ng], dtype=np.int64)
+    gent = np.empty(gptr[ng], dtype=np.int64)
     for v in range(nl):
         for e in range(indptr[v], indptr[v + 1]):
             u = adj[e]
             if u >= nl:
                 gnbr[fill[u - nl]] = v
+                gent[fill[u - nl]] = e
                 fill[u - nl] += 1
-    return gptr, gnbr
+    return gptr, gnbr, gent
