@@ -20,6 +20,23 @@ from ..prefetch import PREFETCH_DISTANCE, prefetch
 
 
 @njit(cache=True)
+def expansion_ratings(indptr, adj, ewgt, c_ext, squared):
+    """float64 rating per own entry: w / (c[u] c[v]) (expansion_star) or w * w / (c[u] c[v])
+    (expansion_star2), c = max(vertex weight, 1) of own vertices then ghosts; the same
+    operations as ratings.edge_ratings, so the same bits. One pass instead of numpy's five
+    temporaries of the entries' size (0.35 s of a 7.4 s run on delaunay 2^20, P = 1)."""
+    nl = indptr.shape[0] - 1
+    out = np.empty(indptr[nl], dtype=np.float64)
+    for u in range(nl):
+        cu = c_ext[u]
+        for e in range(indptr[u], indptr[u + 1]):
+            w = np.float64(ewgt[e])
+            cc = cu * c_ext[adj[e]]
+            out[e] = w * w / cc if squared else w / cc
+    return out
+
+
+@njit(cache=True)
 def start_rounds(indptr):
     """(active own vertices: those with entries, alive degree per own vertex); the rounds
     compact working copies of the columns and ratings (adj.copy(), rate.copy())."""

@@ -43,6 +43,9 @@ def entry_ratings(g, rating):
     """float64 rating per local entry, computed with the same expression as ratings.edge_ratings."""
     if rating not in RATINGS:
         raise ValueError(f"unknown rating {rating!r}; choose one of {', '.join(RATINGS)}")
+    if rating.startswith("expansion_star") and CPU_KERNEL:
+        c = g.extended(np.maximum(g.vwgt.astype(np.float64), 1.0))
+        return lmk.expansion_ratings(g.indptr, g.adj, g.ewgt, c, rating == "expansion_star2")
     w = g.ewgt.astype(np.float64)
     if rating == "weight":
         return w
