@@ -101,11 +101,12 @@ class Comm:
         column: BSP supersteps send several short columns every few microseconds of work).
         Returns (source rank of each received row, then the received columns)."""
         k = len(columns)
-        order = self._by_dest(dest)
+        order = None if self.size == 1 else self._by_dest(dest)   # one rank: already in order
         counts = np.bincount(dest, minlength=self.size)
-        rows = np.empty((order.shape[0], k), dtype=np.int64)
+        rows = np.empty((np.asarray(dest).shape[0], k), dtype=np.int64)
         for i, col in enumerate(columns):
-            rows[:, i] = np.asarray(col, dtype=np.int64)[order]
+            col = np.asarray(col, dtype=np.int64)
+            rows[:, i] = col if order is None else col[order]
         recv, rcounts = self.alltoallv(rows.reshape(-1), counts * k)
         recv = recv.reshape(-1, k)
         src = np.repeat(np.arange(self.size, dtype=np.int64), rcounts // k)

@@ -58,8 +58,8 @@ def jet_rounds(g, parts, k, lmax, *, seed, patience, max_rounds, negative_gain_f
     ext = None
     local_bw = block_sums(parts, vw, k)
     nb = 0
+    bw = c.allreduce(local_bw)
     for it in range(max_rounds + 1):
-        bw = c.allreduce(local_bw)
         if (bw > lmax).any():
             parts = rebalance(g, parts, k, lmax, seed=seed + 7919 * it)
             local_bw = block_sums(parts, vw, k)
@@ -88,10 +88,14 @@ def jet_rounds(g, parts, k, lmax, *, seed, patience, max_rounds, negative_gain_f
         nm = kn.afterburner(g.indptr, g.adj, g.ewgt, ext, bnd, nb, cand_ext, dest_ext, gain_ext, g.gid, prio_key,
                             moved)
         kn.clear_candidates(bnd, nb, cand_ext, at)
-        if not c.allreduce(int(nm)):
-            break
         kn.apply_moves(moved, nm, prev, nprev, dest, parts, ext, vw, local_bw, locked)
         moved, prev, nprev = prev, moved, nm
+        # the moves' count and the next round's block weights in one allreduce (one wait for
+        # the slowest rank instead of two); with no moves anywhere nothing changed: stop
+        tot = c.allreduce(np.append(local_bw, float(nm)))
+        if tot[-1] == 0:
+            break
+        bw = tot[:-1]
         at, blocks = g.ghost_updates(locked, parts)
         ext[at] = blocks
         nb = kn.extend_list(g.indptr, g.adj, prev, nprev, gptr, gnbr, at, bnd, nb, in_list)
