@@ -180,6 +180,10 @@ def check_kernels_match_whole_array():
             a = dref.jet(g, noisy, k, lmax, seed=seed, method="numba")
             b = dref.jet(g, noisy, k, lmax, seed=seed, method="xp")
             checks[f"kernel jet {os.path.basename(name)} {seed}"] = all(c.comm.allgather(np.array_equal(a, b)))
+        heavy = np.where(np.arange(g.first, g.last) < g.n // 3, 0, noisy)     # block 0 far over lmax
+        a, b = (dref.rebalance(g, heavy, k, lmax, seed=3, method=m) for m in ("numba", "xp"))
+        checks[f"kernel rebalance {os.path.basename(name)}"] = all(c.comm.allgather(
+            np.array_equal(a, b) and not np.array_equal(a, heavy)))
 
 
 def check_read_and_contract():

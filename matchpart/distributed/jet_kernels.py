@@ -13,6 +13,7 @@ import numpy as np
 
 from ..backend.rng import hash64_at
 from ..jit import njit
+from ..refine.destinations import vertex_destination
 
 
 @njit(cache=True)
@@ -162,3 +163,20 @@ def ghost_rows(indptr, adj, nl, ng):
                 gent[fill[u - nl]] = e
                 fill[u - nl] += 1
     return gptr, gnbr, gent
+
+
+@njit(cache=True)
+def destinations_of(vertices, indptr, adj, ewgt, ext, k, allowed, key):
+    """refine/destinations._best_destinations_nb for the listed own vertices only (dest -1 and
+    connectivities 0 elsewhere): rebalancing moves vertices out of overweight blocks, and
+    scanning every row for them cost 50 s of 79 on R-MAT 2^18, k = 32, P = 1 (199 scans)."""
+    nl = indptr.shape[0] - 1
+    dest = np.full(nl, -1, dtype=np.int64)
+    conn_dest = np.zeros(nl, dtype=ewgt.dtype)
+    conn_own = np.zeros(nl, dtype=ewgt.dtype)
+    acc = np.zeros(k, dtype=ewgt.dtype)
+    touched = np.empty(k, dtype=np.int64)
+    for v in vertices:
+        dest[v], conn_dest[v], conn_own[v], _ = vertex_destination(v, indptr, adj, ewgt, ext, k, True, allowed, key,
+                                                                   acc, touched)
+    return dest, conn_dest, conn_own

@@ -138,7 +138,7 @@ def _afterburner(g, ext, cand, dest, gain, prio):
     return rows_c[new_gain[rows_c] > 0]
 
 
-def rebalance(g, parts, k, lmax, *, seed=0, rounds=REBALANCE_ROUNDS):
+def rebalance(g, parts, k, lmax, *, seed=0, rounds=REBALANCE_ROUNDS, method="numba"):
     """Move least-loss vertices out of overweight blocks until every block is <= lmax (or the
     rounds run out). Each rank sheds the share of a block's excess proportional to its own
     weight in that block, into destinations whose free room is shared the same way."""
@@ -158,7 +158,12 @@ def rebalance(g, parts, k, lmax, *, seed=0, rounds=REBALANCE_ROUNDS):
         if not allowed.any():
             allowed = bw < lmax
         active = over[parts]
-        dest, cd, co = _destinations(g, ext, k, active, allowed, seed, STREAM_DEST + 997 + rnd)
+        if method == "numba":   # the rows of the overweight blocks' vertices only
+            from .jet_kernels import destinations_of
+            dest, cd, co = destinations_of(np.flatnonzero(active), g.indptr, g.adj, g.ewgt, ext, k, allowed,
+                                           np.uint64(stream_key(seed, STREAM_DEST + 997 + rnd)))
+        else:
+            dest, cd, co = _destinations(g, ext, k, active, allowed, seed, STREAM_DEST + 997 + rnd)
         # a vertex with no adjacent room goes to the lightest block (loses all its connectivity)
         nowhere = active & (dest < 0)
         dest[nowhere] = int(np.argmin(bw))
