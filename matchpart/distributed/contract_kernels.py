@@ -6,7 +6,8 @@ The whole-array version sorted all m entries by destination and then by an int64
 (row * n_coarse + column) and summed runs with reduceat: on delaunay 2^20 at P = 1 those
 sorts and temporaries were 4.1 s of a 9.9 s run. Here grouping is a counting sort by rank
 and merging a counting sort by row plus a stable sort inside each (short) row, which keeps
-the whole-array version's order: the same coarse graph, weights summed in the same order.
+the whole-array version's order: the same coarse graph, duplicates summed one by one in
+arrival order (float weights may differ from reduceat's sums in the last bit).
 """
 from __future__ import annotations
 
