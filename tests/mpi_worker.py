@@ -114,8 +114,10 @@ def check_hash_collisions():
     from matchpart.matchers import local_max as single
     original = Backend.hash32
     Backend.hash32 = lambda self, seed, stream, counter: original(self, seed, stream, counter) & np.uint32(3)
-    kernel = single.CPU_KERNEL
+    from matchpart.distributed import matching as dist_matching
+    kernel, dist_kernel = single.CPU_KERNEL, dist_matching.CPU_KERNEL
     single.CPU_KERNEL = False    # the reference runs its whole-array rounds, which draw through Backend.hash32
+    dist_matching.CPU_KERNEL = False   # and so do the distributed ones
     try:
         for name in graphs()[:2] + ["delaunay:3000"]:
             src, whole = source(name)
@@ -125,7 +127,63 @@ def check_hash_collisions():
                 checks[f"collisions {os.path.basename(name)}"] = bool(np.array_equal(mate, ref))
     finally:
         Backend.hash32 = original
-        single.CPU_KERNEL = kernel
+        single.CPU_KERNEL, dist_matching.CPU_KERNEL = kernel, dist_kernel
+
+
+def _fm_arrays_match(g):
+    """distributed.fm's local graph (own rows, then ghost rows from the transposed cross
+    entries) against a stable sort of all entries by row, its earlier construction."""
+    from matchpart.distributed.fm import _local_arrays
+    (indptr, cols, w, vw), lo, hi = _local_arrays(g)
+    nl, ng = g.n_local, g.ghosts.shape[0]
+    cross = np.flatnonzero(g.adj >= nl)
+    rows = np.concatenate([g.rows, g.adj[cross]])
+    order = np.argsort(rows, kind="stable")
+    ref_ptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=nl + ng))])
+    owner = g.owner(g.ghosts)[g.adj[cross] - nl]
+    return bool(np.array_equal(indptr, ref_ptr)
+                and np.array_equal(cols, np.concatenate([g.adj, g.rows[cross]])[order])
+                and np.array_equal(w, np.concatenate([g.ewgt, g.ewgt[cross]]).astype(np.float64)[order])
+                and vw.shape[0] == nl + ng
+                and np.array_equal(np.flatnonzero(lo), np.unique(g.rows[cross[owner < c.rank]]))
+                and np.array_equal(np.flatnonzero(hi), np.unique(g.rows[cross[owner > c.rank]])))
+
+
+def check_kernels_match_whole_array():
+    # the compiled per-rank rounds (local max, Jet) against the whole-array rounds they
+    # replaced: the same matching and stats, the same refined partition, for this P
+    from matchpart.distributed import matching as dist_matching
+    from matchpart.distributed import refine as dref
+    for name in graphs()[:3] + ["rmat:11"]:
+        g = load(name, c)
+        for rating, seed in (("weight", 0), ("expansion_star2", 5)):
+            got = []
+            for kernel in (True, False):
+                dist_matching.CPU_KERNEL = kernel
+                try:
+                    got.append(local_max(g, rating=rating, seed=seed, cap=0.02 * g.total_vwgt))
+                finally:
+                    dist_matching.CPU_KERNEL = True
+            same = np.array_equal(got[0][0], got[1][0]) and got[0][1] == got[1][1]
+            checks[f"kernel local max {os.path.basename(name)} {rating}"] = all(c.comm.allgather(bool(same)))
+            (a, cid_a), (b, cid_b) = (contract(g, got[0][0], method=m) for m in ("numba", "xp"))
+            same = np.array_equal(cid_a, cid_b) and all(np.array_equal(x, y) and x.dtype == y.dtype for x, y in (
+                (a.vtxdist, b.vtxdist), (a.indptr, b.indptr), (a.cols, b.cols), (a.ewgt, b.ewgt), (a.vwgt, b.vwgt)))
+            checks[f"kernel contract {os.path.basename(name)} {rating}"] = all(c.comm.allgather(bool(same)))
+        checks[f"kernel fm arrays {os.path.basename(name)}"] = all(c.comm.allgather(_fm_arrays_match(g)))
+        k = 8
+        rng = np.random.default_rng(seed=7)
+        start = (np.arange(g.n) * k) // g.n
+        noisy = np.where(rng.random(g.n) < 0.1, rng.integers(0, k, g.n), start)[g.first:g.last]
+        lmax = metrics.max_block_weight(g.total_vwgt, k, 0.03)
+        for seed in (0, 1):
+            a = dref.jet(g, noisy, k, lmax, seed=seed, method="numba")
+            b = dref.jet(g, noisy, k, lmax, seed=seed, method="xp")
+            checks[f"kernel jet {os.path.basename(name)} {seed}"] = all(c.comm.allgather(np.array_equal(a, b)))
+        heavy = np.where(np.arange(g.first, g.last) < g.n // 3, 0, noisy)     # block 0 far over lmax
+        a, b = (dref.rebalance(g, heavy, k, lmax, seed=3, method=m) for m in ("numba", "xp"))
+        checks[f"kernel rebalance {os.path.basename(name)}"] = all(c.comm.allgather(
+            np.array_equal(a, b) and not np.array_equal(a, heavy)))
 
 
 def check_read_and_contract():
@@ -325,7 +383,8 @@ c.comm.Barrier()
 
 seconds = {}
 ratios = {}
-for check in (check_matchings, check_karp_sipser_2d, check_hash_collisions, check_read_and_contract, check_two_hop,
+for check in (check_matchings, check_karp_sipser_2d, check_hash_collisions, check_kernels_match_whole_array,
+              check_read_and_contract, check_two_hop,
               check_local_fm, check_empty_ranks, check_errors) + (check_partitions, check_part_kway) * do_partition:
     t0 = time.perf_counter()
     check(ratios) if check is check_partitions else check()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import contract_kernels as ck
 from .dgraph import DistGraph
 
 
@@ -44,8 +45,33 @@ def coarse_ids(g, mate):
     return cid, vtxdist
 
 
-def contract(g, mate):
-    """(coarse DistGraph, coarse id of every own fine vertex)."""
+def contract(g, mate, *, method="numba"):
+    """(coarse DistGraph, coarse id of every own fine vertex). ``method``: "numba" (the
+    compiled passes of contract_kernels.py) or "xp" (whole-array sorts); the same graph."""
+    if method == "xp":
+        return _contract_xp(g, mate)
+    if method != "numba":
+        raise ValueError(f"method must be 'numba' or 'xp', got {method!r}")
+    c = g.comm
+    cid, vtxdist = coarse_ids(g, mate)
+    coarse_owner = np.searchsorted(vtxdist, cid, side="right") - 1
+    cid_ext = g.extended(cid)
+    first = int(vtxdist[c.rank])
+    nc = int(vtxdist[c.rank + 1]) - first
+    # vertex weights: every member's weight goes to its coarse vertex's owner
+    to, w = c.exchange(coarse_owner, cid, g.vwgt)
+    vwgt = np.zeros(nc, dtype=g.vwgt.dtype)
+    ck.add_at(vwgt, to - first, w)
+    # edges: (coarse row, coarse col, weight) to the row's owner, diagonal dropped here
+    counts, cr, cc, w = ck.coarse_entries(g.indptr, g.adj, g.ewgt, cid_ext, coarse_owner, c.size)
+    cr, _ = c.alltoallv(cr, counts)
+    cc, _ = c.alltoallv(cc, counts)
+    w, _ = c.alltoallv(w, counts)
+    indptr, cols, ewgt = ck.merge_rows(cr - first, cc, w, nc)
+    return DistGraph(c, vtxdist, indptr, cols, ewgt.astype(g.ewgt.dtype, copy=False), vwgt), cid
+
+
+def _contract_xp(g, mate):
     c = g.comm
     cid, vtxdist = coarse_ids(g, mate)
     coarse_owner = np.searchsorted(vtxdist, cid, side="right") - 1

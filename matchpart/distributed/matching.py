@@ -14,9 +14,14 @@ import numpy as np
 
 from .. import backend
 from ..matchers.local_max import GREEDY_TAIL_AFTER, STREAM_BASE
+from ..backend.rng import stream_keys
 from ..matchers.ratings import RATINGS
+from . import local_max_kernels as lmk
 
 _CPU = backend.get("cpu")
+# The rounds run as compiled per-rank kernels; tests switch this off to run the whole-array
+# rounds (whose hashes go through Backend.hash32, which a test replaces) and compare.
+CPU_KERNEL = True
 
 
 def _segments(rows):
@@ -38,6 +43,9 @@ def entry_ratings(g, rating):
     """float64 rating per local entry, computed with the same expression as ratings.edge_ratings."""
     if rating not in RATINGS:
         raise ValueError(f"unknown rating {rating!r}; choose one of {', '.join(RATINGS)}")
+    if rating.startswith("expansion_star") and CPU_KERNEL:
+        c = g.extended(np.maximum(g.vwgt.astype(np.float64), 1.0))
+        return lmk.expansion_ratings(g.indptr, g.adj, g.ewgt, c, rating == "expansion_star2")
     w = g.ewgt.astype(np.float64)
     if rating == "weight":
         return w
@@ -60,10 +68,62 @@ def pair_ids(g):
 def local_max(g, *, rating="weight", seed=0, cap=None):
     """Distributed local max on DistGraph ``g``; returns (mate of own vertices as global ids,
     stats). ``cap``: afterwards unmatch pairs heavier than it (coarsening's weight cap, as
-    coarsen.hierarchy.drop_heavy_pairs does)."""
+    coarsen.hierarchy.drop_heavy_pairs does). The rounds run compiled (local_max_kernels.py)
+    unless CPU_KERNEL is off (the whole-array rounds; the same matching and stats)."""
+    rate = entry_ratings(g, rating)
+    mate, rounds, fractions = (_rounds_kernel if CPU_KERNEL else _rounds_xp)(g, rate, seed)
+    if cap is not None:
+        mate = _drop_heavy_pairs(g, mate, cap)
+    return mate, {"rounds": rounds, "matched_fraction": fractions}
+
+
+def _rounds_kernel(g, rate, seed):
+    """The rounds on the compiled per-rank kernels: per round one scan of the active rows,
+    then only the proposals across ranks and the newly matched boundary vertices travel."""
     c = g.comm
     nl = g.n_local
-    rate = entry_ratings(g, rating)
+    mate = np.full(nl, -1, dtype=np.int64)
+    matched = np.zeros(nl + g.ghosts.shape[0], dtype=np.uint8)   # own vertices, then ghosts
+    top = np.full(nl, -1, dtype=np.int64)
+    newly = np.zeros(nl, dtype=np.bool_)
+    won = np.empty(nl, dtype=np.int64)
+    active, deg = lmk.start_rounds(g.indptr)
+    nbr, rt = g.adj.copy(), rate.copy()   # the rows' alive prefixes, compacted by the scans
+    keys = stream_keys(seed, STREAM_BASE + 1, GREEDY_TAIL_AFTER + 1)   # round r's key: keys[r - 1]
+    rounds = 0
+    mine = 0   # own vertices matched so far
+    fractions = []
+    while True:
+        alive = lmk.scan(active, g.indptr, deg, nbr, rt, g.gid, g.n, keys[rounds], matched, top)
+        left, paired = c.allreduce(np.array([alive, mine], dtype=np.int64))
+        if rounds:
+            fractions.append(int(paired) / max(g.n, 1))
+        if left == 0:
+            break
+        if rounds >= GREEDY_TAIL_AFTER:
+            rounds += 1
+            rows, cols, rates = lmk.alive_entries(active, g.indptr, deg, nbr, rt)
+            _greedy_tail(g, rows, g.gid[cols], rates, seed, rounds, mate, matched)
+            fractions.append(c.allreduce(int((mate >= 0).sum())) / max(g.n, 1))
+            break
+        rounds += 1
+        to, frm = lmk.proposals(active, top, nl, g.gid)
+        got_to, got_from = c.exchange(g.owner(to), to, frm)
+        nw = lmk.local_wins(active, top, nl, g.gid, mate, matched, newly, won)
+        nw = lmk.cross_wins(got_to - g.first, nl + np.searchsorted(g.ghosts, got_from), top, g.gid, mate, matched,
+                            newly, won, nw)
+        (hit,) = g.ghost_updates(newly)
+        matched[hit] = 1
+        newly[won[:nw]] = False
+        mine += nw
+        active = lmk.next_active(active, top, matched)
+    return mate, rounds, fractions
+
+
+def _rounds_xp(g, rate, seed):
+    """The whole-array rounds (every live entry's keys, per-row reductions by reduceat)."""
+    c = g.comm
+    nl = g.n_local
     pid = pair_ids(g)
     cross = g.adj >= nl
     mate = np.full(nl, -1, dtype=np.int64)
@@ -80,7 +140,7 @@ def local_max(g, *, rating="weight", seed=0, cap=None):
             break
         if rounds >= GREEDY_TAIL_AFTER:
             rounds += 1
-            _greedy_tail(g, live, rate, pid, seed, rounds, mate, matched)
+            _greedy_tail(g, g.rows[live], g.cols[live], rate[live], seed, rounds, mate, matched)
             fractions.append(c.allreduce(int((mate >= 0).sum())) / max(g.n, 1))
             break
         rounds += 1
@@ -111,22 +171,20 @@ def local_max(g, *, rating="weight", seed=0, cap=None):
         (hit,) = g.ghost_updates(newly)
         matched[hit] = True
         live = live[~matched[rows] & ~matched[adj]]
-    if cap is not None:
-        mate = _drop_heavy_pairs(g, mate, cap)
-    return mate, {"rounds": rounds, "matched_fraction": fractions}
+    return mate, rounds, fractions
 
 
-def _greedy_tail(g, live, rate, pid, seed, rounds, mate, matched):
+def _greedy_tail(g, rows, gcol, rates, seed, rounds, mate, matched):
     """Match what is left greedily by (rating, hash, -pair id), as local_max's _greedy_tail,
-    on every rank from the allgathered remaining edges (few: this runs after 50 rounds)."""
+    on every rank from the allgathered remaining edges (own row, global column, rating; few:
+    this runs after 50 rounds)."""
     from ..matchers.serial import _greedy_scan
     c = g.comm
-    grow = g.rows[live] + g.first
-    gcol = g.cols[live]
+    grow = rows + g.first
     up = grow < gcol
-    e = pid[live][up]
+    e = grow[up].astype(np.uint64) * np.uint64(g.n) + gcol[up].astype(np.uint64)
     eu, ev = c.allgatherv(grow[up]), c.allgatherv(gcol[up])
-    r, ids = c.allgatherv(rate[live][up]), c.allgatherv(e)
+    r, ids = c.allgatherv(rates[up]), c.allgatherv(e)
     h = _CPU.hash32(seed, STREAM_BASE + rounds, ids).astype(np.int64)
     order = np.lexsort((ids, -h, -r))
     verts, inv = np.unique(np.concatenate([eu, ev]), return_inverse=True)

@@ -52,17 +52,25 @@ def edge_cut(g, parts_ext):
     return int(total) // 2 if g.ewgt.dtype.kind in "iu" else total / 2
 
 
-
-
 def _destinations(g, parts_ext, k, active, allowed, seed, stream):
     return _best_destinations_nb(g.indptr, g.adj, g.ewgt, parts_ext, k, active, allowed,
                                  np.uint64(stream_key(seed, stream)))
 
 
 def jet(g, parts, k, lmax, *, seed=0, patience=PATIENCE, max_rounds=MAX_ROUNDS,
-        negative_gain_factor=NEGATIVE_GAIN_FACTOR, min_improvement=MIN_IMPROVEMENT):
+        negative_gain_factor=NEGATIVE_GAIN_FACTOR, min_improvement=MIN_IMPROVEMENT, method="numba"):
     """Refine ``parts`` (blocks of own vertices); returns the best balanced partition seen
-    (or the least overloaded one when balance was never reached)."""
+    (or the least overloaded one when balance was never reached). ``method``: "numba" (the
+    compiled passes on a boundary list, distributed/jet.py) or "xp" (whole-array rounds over
+    every row); both make the same moves, so they return the same partition."""
+    if method == "numba":
+        from .jet import jet_rounds
+        return jet_rounds(g, parts, k, lmax, seed=seed, patience=patience, max_rounds=max_rounds,
+                          negative_gain_factor=negative_gain_factor, min_improvement=min_improvement,
+                          stream_dest=STREAM_DEST, stream_priority=STREAM_PRIORITY, rebalance=rebalance,
+                          block_sums=block_sums)
+    if method != "xp":
+        raise ValueError(f"method must be 'numba' or 'xp', got {method!r}")
     c = g.comm
     nl = g.n_local
     cfac = negative_gain_factor
@@ -130,7 +138,7 @@ def _afterburner(g, ext, cand, dest, gain, prio):
     return rows_c[new_gain[rows_c] > 0]
 
 
-def rebalance(g, parts, k, lmax, *, seed=0, rounds=REBALANCE_ROUNDS):
+def rebalance(g, parts, k, lmax, *, seed=0, rounds=REBALANCE_ROUNDS, method="numba"):
     """Move least-loss vertices out of overweight blocks until every block is <= lmax (or the
     rounds run out). Each rank sheds the share of a block's excess proportional to its own
     weight in that block, into destinations whose free room is shared the same way."""
@@ -150,7 +158,12 @@ def rebalance(g, parts, k, lmax, *, seed=0, rounds=REBALANCE_ROUNDS):
         if not allowed.any():
             allowed = bw < lmax
         active = over[parts]
-        dest, cd, co = _destinations(g, ext, k, active, allowed, seed, STREAM_DEST + 997 + rnd)
+        if method == "numba":   # the rows of the overweight blocks' vertices only
+            from .jet_kernels import destinations_of
+            dest, cd, co = destinations_of(np.flatnonzero(active), g.indptr, g.adj, g.ewgt, ext, k, allowed,
+                                           np.uint64(stream_key(seed, STREAM_DEST + 997 + rnd)))
+        else:
+            dest, cd, co = _destinations(g, ext, k, active, allowed, seed, STREAM_DEST + 997 + rnd)
         # a vertex with no adjacent room goes to the lightest block (loses all its connectivity)
         nowhere = active & (dest < 0)
         dest[nowhere] = int(np.argmin(bw))
