@@ -9,6 +9,7 @@ coarse rows and exact int64 sums; tests hold them equal.
 """
 from __future__ import annotations
 
+import contextlib
 import warnings
 
 import numba
@@ -111,7 +112,7 @@ def contract_arrays(arrays, mapping, n_coarse):
     nc = int(n_coarse)
     if indptr.shape[0] - 1 <= GATHER_MAX_VERTICES:
         if indices.shape[0] >= PARALLEL_MIN_ENTRIES and numba.get_num_threads() >= PARALLEL_MIN_THREADS:
-            with warnings.catch_warnings():
+            with warnings.catch_warnings(), _default_split():
                 # compiling it, numba warns of no parallel loop: the warning comes from a nested
                 # compile of its loop bodies, and its prange loops do run on the threads
                 warnings.simplefilter("ignore", numba.NumbaPerformanceWarning)
@@ -131,7 +132,22 @@ def contract_arrays(arrays, mapping, n_coarse):
         bcol.resize(cindptr[nc], refcheck=False)
         bw.resize(cindptr[nc], refcheck=False)
         return cindptr, bcol, bw, cvwgt
-    return _contract_parallel(indptr, indices, ewgt, vwgt, mapping, nc, parallel_chunks(indices.shape[0]))
+    with _default_split():
+        return _contract_parallel(indptr, indices, ewgt, vwgt, mapping, nc, parallel_chunks(indices.shape[0]))
+
+
+@contextlib.contextmanager
+def _default_split():
+    """numba's default split of a prange loop (one range per thread) rather than
+    threads.CHUNKS_PER_TAKE, for the contraction kernels: their few chunks are balanced by
+    work already, and taken one at a time they ran 3-7 x slower (delaunay 2^20 level 0, 2
+    threads: 1.6 s against 0.23 s). Set here, not in the kernels: a kernel that sets it
+    cannot be cached."""
+    taken = numba.set_parallel_chunksize(0)
+    try:
+        yield
+    finally:
+        numba.set_parallel_chunksize(taken)
 
 
 def _serial_scratch(indices, ewgt, nc):
@@ -183,10 +199,6 @@ def _contract_serial(indptr, indices, ewgt, vwgt, mapping, nc, count, mapped, bc
 
 @njit(cache=True, parallel=PRANGE_ONLY)
 def _contract_parallel(indptr, indices, ewgt, vwgt, mapping, nc, chunks):
-    # numba's default split (one range per thread) rather than threads.CHUNKS_PER_TAKE: this
-    # kernel's few chunks are balanced by entries already, and taken one at a time they ran
-    # 7 x slower (delaunay 2^20 level 0, 2 threads: 1.6 s against 0.23 s)
-    taken = numba.set_parallel_chunksize(0)
     vbounds = _balanced_bounds(indptr, chunks)
     count = np.zeros((chunks, nc), dtype=np.int64)
     mapped = np.empty(indices.shape[0], dtype=indices.dtype)
@@ -209,7 +221,6 @@ def _contract_parallel(indptr, indices, ewgt, vwgt, mapping, nc, chunks):
     cewgt = np.empty(cindptr[nc], dtype=ewgt.dtype)
     for t in prange(chunks):
         _copy_rows(cbounds[t], cbounds[t + 1], bstart, bcol, bw, cindptr, cindices, cewgt)
-    numba.set_parallel_chunksize(taken)
     return cindptr, cindices, cewgt, coarse_vertex_weights(vwgt, mapping, nc)
 
 

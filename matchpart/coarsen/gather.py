@@ -3,7 +3,6 @@ in the caches; coarsen/contract.py chooses between it and the bucket kernels, wh
 the fine rows in order (see GATHER_MAX_VERTICES there)."""
 from __future__ import annotations
 
-import numba
 import numpy as np
 from numba import prange
 
@@ -100,9 +99,6 @@ def contract_by_gathering_parallel(indptr, indices, ewgt, vwgt, mapping, nc, by_
     chunks of about ``transpose_chunk`` entries (TRANSPOSE_CHUNK_ENTRIES) that keep the order
     of the rows."""
     n = indptr.shape[0] - 1
-    # numba's default split (one range per thread), as in contract._contract_parallel: chunks
-    # allocating a slot row each ran 3 x slower taken one at a time (delaunay 2^20's levels)
-    taken = numba.set_parallel_chunksize(0)
     first = np.zeros(nc + 1, dtype=np.int64)       # members by coarse vertex, in fine id order
     bound = np.zeros(nc + 1, dtype=np.int64)       # their entries: the room of the coarse row
     for v in range(n):
@@ -183,7 +179,6 @@ def contract_by_gathering_parallel(indptr, indices, ewgt, vwgt, mapping, nc, by_
                 for s in range(start, stop):
                     cindices[cindptr[c] + s - start] = bcol[s]
                     cewgt[cindptr[c] + s - start] = bw[s]
-    numba.set_parallel_chunksize(taken)
     return cindptr, cindices, cewgt, coarse_vertex_weights(vwgt, mapping, nc)
 
 
