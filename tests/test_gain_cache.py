@@ -75,6 +75,54 @@ def test_gain_cache_equals_recomputation_after_moves(seed, n, k, p, moves):
         assert got == expect, (v, got, expect)
 
 
+@njit(cache=True)
+def _build_one_by_one(indptr, indices, ewgt, vwgt, parts, bw, maxw, vs, prebuilt, k):
+    """What FM's queue set-up did before build_best: build, test and score each vertex in turn."""
+    cache = gc.new_cache(parts.shape[0], indices.shape[0], k)
+    for v in prebuilt:
+        gc.build(v, indptr, indices, ewgt, parts, cache)
+    gain = np.zeros(parts.shape[0])
+    target = np.full(parts.shape[0], -3, dtype=np.int64)
+    for v in vs:
+        gc.build(v, indptr, indices, ewgt, parts, cache)
+        if gc.is_boundary(v, parts[v], cache):
+            gain[v], target[v] = gc.best_move(v, parts[v], vwgt[v], bw, maxw, cache)
+        else:
+            target[v] = -2
+    return gain, target, cache
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(2, 60), k=st.integers(2, 6), p=st.floats(0.03, 0.6),
+       chunk=st.integers(1, 9), threaded=st.booleans())
+def test_build_best_equals_building_one_vertex_at_a_time(seed, n, k, p, chunk, threaded):
+    g = random_graph(seed, n, p, max_vw=3)
+    indptr, indices, ewgt, vwgt = host_arrays(g)
+    rng = np.random.default_rng(seed)
+    parts = rng.integers(0, k, size=n)
+    bw = np.bincount(parts, weights=vwgt, minlength=k).astype(np.float64)
+    maxw = bw.max() * rng.uniform(0.8, 1.3, size=k)
+    vs = np.sort(rng.choice(n, size=rng.integers(0, n + 1), replace=False))
+    prebuilt = rng.choice(n, size=n // 3, replace=False)
+    gain, target, ref = _build_one_by_one(indptr, indices, ewgt, vwgt, parts, bw, maxw, vs, prebuilt, k)
+    cache = gc.new_cache(n, indices.shape[0], k)
+    for v in prebuilt:
+        gc.build(v, indptr, indices, ewgt, parts, cache)
+    got_gain = np.zeros(n)
+    got_target = np.full(n, -3, dtype=np.int64)
+    gc.build_best(vs, indptr, indices, ewgt, vwgt, parts, bw, maxw, cache, got_gain, got_target, chunk,
+                  0 if threaded else n + 1)
+    assert np.array_equal(got_target, target)
+    assert np.array_equal(got_gain[target >= 0], gain[target >= 0])
+    block, conn, count, nb, _, start, top = cache
+    assert np.array_equal(nb, ref[3]) and top[0] == ref[6][0]
+    for v in np.flatnonzero(nb >= 0):       # the same entries in the same slots
+        assert start[v] == ref[5][v]
+        at = slice(start[v], start[v] + nb[v])
+        assert np.array_equal(block[at], ref[0][at]) and np.array_equal(conn[at], ref[1][at])
+        assert np.array_equal(count[at], ref[2][at])
+
+
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 10**6), n=st.integers(2, 60), k=st.integers(2, 6), p=st.floats(0.03, 0.5),
        max_vw=st.integers(1, 4), eps=st.sampled_from([0.0, 0.03, 0.3]))

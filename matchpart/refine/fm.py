@@ -29,7 +29,7 @@ __all__ = ["kway_fm", "fm_bisection", "pairwise_fm", "rebalance", "refine_arrays
 
 @njit(cache=True, internal=True)
 def _fm(indptr, indices, ewgt, vwgt, parts, bw, maxw, passes, seed, stall, min_gain, boundary_only,
-        local_stall, cache, cut, hint):
+        local_stall, cache, cut, hint, chunk, parallel_min):
     """Up to ``passes`` FM passes from a partition of cut ``cut``; returns (cut, moves, passes done).
 
     Each pass queues the boundary vertices (every vertex for a 2-way pass with
@@ -50,7 +50,8 @@ def _fm(indptr, indices, ewgt, vwgt, parts, bw, maxw, passes, seed, stall, min_g
         before_cut = cut
         before_over = host_overload(bw, maxw)
         queue = shuffled_boundary(indptr, indices, parts, hint if p == 0 else no_hint)
-        cut, kept = fm_pass(indptr, indices, ewgt, vwgt, parts, bw, maxw, queue, stall, cut, cache)
+        cut, kept = fm_pass(indptr, indices, ewgt, vwgt, parts, bw, maxw, queue, stall, cut, cache, chunk,
+                            parallel_min)
         if local_stall > 0:
             cut, kept_local = localized_round(indptr, indices, ewgt, vwgt, parts, bw, maxw,
                                               shuffled_boundary(indptr, indices, parts, no_hint), local_stall, cut,
@@ -78,14 +79,15 @@ def _check_parts(parts, n, k):
 
 @njit(cache=True)
 def refine_nb(indptr, indices, ewgt, vwgt, parts, maxw, passes, seed, stall, rebalance, boundary_only,
-              local_stall, cache, known_cut, hint):
+              local_stall, cache, known_cut, hint, chunk, parallel_min):
     """refine_arrays as one compiled call: rebalance if overweight, then FM passes; in place.
 
     ``cache``: a gain cache (gain_cache.new_cache) whose entries are all unbuilt; they are left
     unbuilt again on return, so a caller may reuse it for the next call on the same graph.
     ``known_cut``: the input's cut when the caller has it (>= 0), else -1 (computed here).
     ``hint``: flags of a superset of the input's boundary, or an empty array (see _fm); when
-    given, it is extended in place to cover the boundary of the result too.
+    given, it is extended in place to cover the boundary of the result too. ``chunk``,
+    ``parallel_min``: the threads' split of the passes' set-up (threads.CHUNK, PARALLEL_MIN_ITEMS).
     Returns (initial cut, cut, moves, passes done, rebalance moves, overload).
     """
     bw = host_block_weights(parts, vwgt, maxw.shape[0])
@@ -96,7 +98,8 @@ def refine_nb(indptr, indices, ewgt, vwgt, parts, maxw, passes, seed, stall, reb
     # rebalancing moved vertices whose neighbourhoods the hint may miss
     first_hint = hint if rb_moves == 0 else np.empty(0, dtype=np.bool_)
     cut, moves, done = _fm(indptr, indices, ewgt, vwgt, parts, bw, maxw, passes, seed, stall,
-                           MIN_PASS_IMPROVEMENT, boundary_only, local_stall, cache, cut, first_hint)
+                           MIN_PASS_IMPROVEMENT, boundary_only, local_stall, cache, cut, first_hint, chunk,
+                           parallel_min)
     if hint.shape[0]:
         cover_changes(indptr, indices, before, parts, hint)
     gc.reset(cache)
@@ -134,11 +137,17 @@ def refine_arrays(arrays, parts, maxw, *, seed=0, passes=4, stall=None, rebalanc
     initial_cut, cut, moves, done, rb_moves, over = refine_nb(
         indptr, indices, ewgt, vwgt, parts, maxw, int(passes), int(seed) % 2**31, stall, bool(rebalance),
         bool(boundary_only), int(local_stall) if localized else 0, cache, -1.0 if cut is None else float(cut),
-        np.empty(0, dtype=np.bool_) if boundary_hint is None else boundary_hint)
+        np.empty(0, dtype=np.bool_) if boundary_hint is None else boundary_hint, threads.CHUNK, _parallel_min())
     if first is not None:
         initial_cut, rb_moves = first["initial_cut"], rb_moves + first["rebalance_moves"]
     return {"cut": cut, "initial_cut": initial_cut, "moves": int(moves), "passes": int(done),
             "rebalance_moves": int(rb_moves), "overload": float(over)}
+
+
+def _parallel_min():
+    """Items from which the kernels use the threads: never on one thread (see threads.py)."""
+    import numba
+    return threads.PARALLEL_MIN_ITEMS if numba.get_num_threads() > 1 else np.iinfo(np.int64).max
 
 
 def _pair_rounds(arrays, parts, maxw, seed, passes, stall, rebalance, localized, local_stall, cut, boundary_hint,
@@ -147,7 +156,7 @@ def _pair_rounds(arrays, parts, maxw, seed, passes, stall, rebalance, localized,
     import warnings
 
     import numba
-    parallel_min = threads.PARALLEL_MIN_ITEMS if numba.get_num_threads() > 1 else np.iinfo(np.int64).max
+    parallel_min = _parallel_min()
     with warnings.catch_warnings():
         # compiling it, numba says that _run_round has no parallel loop: its prange loops do
         # run on the threads (each pair's task on one of them), the warning comes from a

@@ -97,20 +97,24 @@ def _overload_after(bw, maxw, frm, to, w, cur_over):
 
 
 @njit(cache=True, internal=True)
-def fm_pass(indptr, indices, ewgt, vwgt, parts, bw, maxw, order, stall, cut, cache):
-    """One global FM pass in place; returns (cut, moves kept)."""
+def fm_pass(indptr, indices, ewgt, vwgt, parts, bw, maxw, order, stall, cut, cache, chunk, parallel_min):
+    """One global FM pass in place; returns (cut, moves kept). ``order``: distinct vertices, the
+    queue's insertion order; the queue's entries are built on the threads (gain_cache.build_best,
+    in chunks of ``chunk`` from ``parallel_min`` vertices up)."""
     n = indptr.shape[0] - 1
     keys, verts, pos, size = new_heap(n)
     locked = np.zeros(n, dtype=np.bool_)
     log_v = np.empty(n, dtype=np.int64)
     log_from = np.empty(n, dtype=np.int64)
 
+    gain = np.empty(n, dtype=np.float64)
+    target = np.empty(n, dtype=np.int64)
+    gc.build_best(np.sort(order), indptr, indices, ewgt, vwgt, parts, bw, maxw, cache, gain, target, chunk,
+                  parallel_min)
     for i in range(order.shape[0]):  # boundary vertices, inserted in random order for tie-breaking
         v = order[i]
-        if on_boundary(v, indptr, indices, parts):
-            g, t = _best(v, indptr, indices, ewgt, vwgt, parts, bw, maxw, cache)
-            if t >= 0:
-                heap_set(keys, verts, pos, size, v, g)
+        if target[v] >= 0:
+            heap_set(keys, verts, pos, size, v, gain[v])
 
     cur_cut = cut
     cur_over = host_overload(bw, maxw)
