@@ -21,6 +21,8 @@ from numba import prange
 from . import threads
 from .graph import Graph
 from .jit import njit
+from .prefetch import PREFETCH_DISTANCE, prefetch
+from .coarsen.rowsort import RANK_SORT_MAX, _rank_sort_row, _sort_row
 from .threads import PRANGE_ONLY
 
 # Tunables
@@ -30,7 +32,6 @@ RELABEL_MIN_VERTICES = 1 << 17  # below this a level's per-vertex arrays (1 MB o
 RELABEL_MIN_SKEW = 32           # relabel when max degree >= 32 x mean degree: power-law graphs have
                                 # 100-3000 (R-MAT 2^20: 2600, Barabasi-Albert 2^20: ~500); meshes,
                                 # geometric and Erdos-Renyi graphs 1.5-5
-INSERTION_SORT_MAX = 64         # longer renamed rows are sorted by argsort
 
 
 def skewed(graph) -> bool:
@@ -137,30 +138,21 @@ def _relabel_host(graph, order):
 
 
 @njit(cache=True, internal=True)
-def _rows_chunk(c, chunk, indptr, indices, ewgt, order, inv, new_indptr, new_indices, new_ewgt):
+def _rows_chunk(c, chunk, indptr, indices, ewgt, order, inv, new_indptr, new_indices, new_ewgt, tc, tw):
     n = order.shape[0]
     for i in range(c * chunk, min(n, (c + 1) * chunk)):
         a = indptr[order[i]]
         s, t = new_indptr[i], new_indptr[i + 1]
-        if t - s > INSERTION_SORT_MAX:
-            ids = np.empty(t - s, dtype=new_indices.dtype)
-            for e in range(t - s):
-                ids[e] = inv[indices[a + e]]
-            perm = np.argsort(ids)        # distinct ids: any sort gives the one order
-            for e in range(t - s):
-                new_indices[s + e] = ids[perm[e]]
-                new_ewgt[s + e] = ewgt[a + perm[e]]
-            continue
-        for e in range(t - s):            # insertion sort while renaming (most rows are short)
-            x = inv[indices[a + e]]
-            w = ewgt[a + e]
-            j = s + e
-            while j > s and new_indices[j - 1] > x:
-                new_indices[j] = new_indices[j - 1]
-                new_ewgt[j] = new_ewgt[j - 1]
-                j -= 1
-            new_indices[j] = x
-            new_ewgt[j] = w
+        for e in range(t - s):
+            if e + PREFETCH_DISTANCE < t - s:
+                prefetch(inv, indices[a + e + PREFETCH_DISTANCE])
+            new_indices[s + e] = inv[indices[a + e]]
+            new_ewgt[s + e] = ewgt[a + e]
+        # the renamed ids are distinct: any sort gives the one order
+        if t - s <= RANK_SORT_MAX:
+            _rank_sort_row(new_indices, new_ewgt, s, t, tc, tw)
+        else:
+            _sort_row(new_indices, new_ewgt, s, t)
 
 
 @njit(cache=True, parallel=PRANGE_ONLY)
@@ -171,7 +163,10 @@ def _relabel_rows_nb(indptr, indices, ewgt, order, inv, new_indptr, new_indices,
     chunks = (n + chunk - 1) // chunk
     if n >= parallel_min:
         for c in prange(chunks):
-            _rows_chunk(np.int64(c), chunk, indptr, indices, ewgt, order, inv, new_indptr, new_indices, new_ewgt)
+            _rows_chunk(np.int64(c), chunk, indptr, indices, ewgt, order, inv, new_indptr, new_indices, new_ewgt,
+                        np.empty(RANK_SORT_MAX, dtype=new_indices.dtype), np.empty(RANK_SORT_MAX, dtype=new_ewgt.dtype))
     else:
+        tc = np.empty(RANK_SORT_MAX, dtype=new_indices.dtype)
+        tw = np.empty(RANK_SORT_MAX, dtype=new_ewgt.dtype)
         for c in range(chunks):
-            _rows_chunk(c, chunk, indptr, indices, ewgt, order, inv, new_indptr, new_indices, new_ewgt)
+            _rows_chunk(c, chunk, indptr, indices, ewgt, order, inv, new_indptr, new_indices, new_ewgt, tc, tw)
