@@ -31,7 +31,21 @@ def test_cheapest_covering_is_the_sorted_prefix(m, seed, amount):
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.integers(0, 300), st.integers(1, 4), st.integers(0, 2**31 - 1))
+@given(st.integers(1, 400), st.integers(0, 2**31 - 1), st.floats(0.0, 1.0))
+def test_covering_small_and_zero_amounts(m, seed, share):
+    """Amounts of a small share of the weight (the rebalancer's usual case), zero included."""
+    rng = np.random.default_rng(seed)
+    keys = rng.integers(0, 4, size=(3, m)).astype(np.float64)
+    weight = rng.integers(1, 6, size=m).astype(np.float64)
+    items = rng.permutation(m).astype(np.int64)
+    amount = share * weight.sum() / 20
+    out = np.empty(m, dtype=np.int64)
+    got = cheapest_covering(keys, items, 0, m, weight, amount, out, 0)
+    assert sorted(out[:got].tolist()) == _prefix_by_sorting(keys, items.tolist(), weight, amount)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 300), st.integers(1, 6), st.integers(0, 2**31 - 1))
 def test_lexsort_matches_numpy(m, rows, seed):
     keys = np.random.default_rng(seed).integers(0, 3, size=(rows, m)).astype(np.float64)
     assert lexsort_rows(keys).tolist() == np.lexsort(keys[::-1]).tolist()

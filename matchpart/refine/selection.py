@@ -63,7 +63,7 @@ def cheapest_covering(keys, items, start, stop, weight, amount, out, nout):
     taken = 0.0
     for t in range(start, stop):
         i = items[t]
-        if taken >= amount and not precedes(keys, i, heap[0]):
+        if taken >= amount and (size == 0 or not precedes(keys, i, heap[0])):   # nothing to cover: take none
             continue
         heap[size] = i
         _sift_up(heap, size, keys)
