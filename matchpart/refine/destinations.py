@@ -11,6 +11,7 @@ import numpy as np
 
 from ..backend.rng import hash32_at, stream_key
 from ..jit import njit
+from ..prefetch import PREFETCH_DISTANCE, prefetch
 
 _STREAM_TIES = 0x5EB1      # default hash stream for ties between equally connected destination blocks
 
@@ -25,7 +26,10 @@ def vertex_destination(v, indptr, indices, ewgt, parts, k, act, allowed, key, ac
     co = 0.0
     out = 0.0
     nt = 0
+    last = indptr[v + 1] - PREFETCH_DISTANCE
     for e in range(indptr[v], indptr[v + 1]):
+        if e < last:     # the first entries were asked for ahead of the row (boundary.ROWS_AHEAD)
+            prefetch(parts, indices[e + PREFETCH_DISTANCE])
         b = parts[indices[e]]
         w = ewgt[e]
         if b == own:

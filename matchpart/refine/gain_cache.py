@@ -24,7 +24,9 @@ import numpy as np
 from numba import prange
 
 from ..jit import njit
+from ..prefetch import PREFETCH_DISTANCE, prefetch
 from ..threads import PRANGE_ONLY
+from .boundary import ROWS_AHEAD, prefetch_row_blocks
 
 
 @njit(cache=True)
@@ -65,7 +67,10 @@ def build(v, indptr, indices, ewgt, parts, cache):
 def _fill(v, base, indptr, indices, ewgt, parts, block, conn, count, scratch):
     """Write v's entries from slot base on (scratch: k entries of -1, left so); returns how many."""
     end = base
+    last = indptr[v + 1] - PREFETCH_DISTANCE
     for e in range(indptr[v], indptr[v + 1]):
+        if e < last:     # a neighbour's block a few entries on: a cache miss on large graphs
+            prefetch(parts, indices[e + PREFETCH_DISTANCE])
         b = parts[indices[e]]
         s = scratch[b]
         if s < 0:
@@ -90,8 +95,11 @@ def _fill(v, base, indptr, indices, ewgt, parts, block, conn, count, scratch):
 @njit(cache=True, internal=True)
 def _build_best_chunk(c, chunk, vs, indptr, indices, ewgt, vwgt, parts, bw, maxw, cache, scratch, gain, target):
     block, conn, count, nb, _, start, _ = cache
-    for i in range(c * chunk, min(vs.shape[0], (c + 1) * chunk)):
+    stop = min(vs.shape[0], (c + 1) * chunk)
+    for i in range(c * chunk, stop):
         v = vs[i]
+        if i + ROWS_AHEAD < stop:
+            prefetch_row_blocks(vs[i + ROWS_AHEAD], indptr, indices, parts)
         if nb[v] < 0:
             nb[v] = _fill(v, start[v], indptr, indices, ewgt, parts, block, conn, count, scratch)
         if is_boundary(v, parts[v], cache):

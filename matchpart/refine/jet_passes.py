@@ -9,7 +9,7 @@ from numba import prange
 from ..backend.rng import hash64_at
 from ..jit import njit
 from ..threads import PRANGE_ONLY
-from .boundary import on_boundary
+from .boundary import ROWS_AHEAD, on_boundary, prefetch_row_blocks
 from .destinations import vertex_destination
 
 
@@ -23,8 +23,11 @@ def _scan_chunk(c, chunk, indptr, indices, ewgt, parts, k, bnd, nb, in_list, loc
     chunk_cut[c] = twice their cut weight. Interior vertices have no destination, so this is
     _best_destinations_nb restricted to the boundary: same dest / connectivities, same ties."""
     two_cut = 0.0
-    for i in range(c * chunk, min(nb, (c + 1) * chunk)):
+    stop = min(nb, (c + 1) * chunk)
+    for i in range(c * chunk, stop):
         v = bnd[i]
+        if i + ROWS_AHEAD < stop:
+            prefetch_row_blocks(bnd[i + ROWS_AHEAD], indptr, indices, parts)
         d, cd, co, out = vertex_destination(v, indptr, indices, ewgt, parts, k, not locked[v], everywhere,
                                             key, acc, touched)
         dest[v] = d
@@ -81,9 +84,14 @@ def _afterburner_chunk(c, chunk, indptr, indices, ewgt, parts, bnd, nb, dest, co
                        keep):
     """keep[i] = list entry i is a candidate whose gain, recomputed as if every
     higher-priority neighbouring candidate had moved first, is positive."""
-    for i in range(c * chunk, min(nb, (c + 1) * chunk)):
+    stop = min(nb, (c + 1) * chunk)
+    for i in range(c * chunk, stop):
         v = bnd[i]
         keep[i] = False
+        if i + ROWS_AHEAD < stop and cand[bnd[i + ROWS_AHEAD]]:
+            w = bnd[i + ROWS_AHEAD]
+            prefetch_row_blocks(w, indptr, indices, parts)
+            prefetch_row_blocks(w, indptr, indices, conn_dest)
         if not cand[v]:
             continue
         gv = conn_dest[v] - conn_own[v]

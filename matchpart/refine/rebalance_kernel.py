@@ -11,7 +11,7 @@ from ..backend.rng import hash32_at, stream_key_at
 from ..jit import njit
 from ..sorting import lexsort_rows
 from ..threads import PRANGE_ONLY
-from .boundary import extend_boundary
+from .boundary import ROWS_AHEAD, extend_boundary, prefetch_row_blocks
 from .destinations import vertex_destination
 from .selection import cheapest_covering
 from .state import host_block_weights, host_overload, relink
@@ -30,8 +30,11 @@ STREAM_ORDER = 0x5EB2     # hash stream for the order of equally good movers in 
 def _score_chunk(c, chunk, cand, nc, indptr, indices, ewgt, vwgt, parts, maxw, bw, receivers, in_list, wdeg,
                  dest_key, order_key, dest, weight, keys, acc, touched):
     k = maxw.shape[0]
-    for i in range(c * chunk, min(nc, (c + 1) * chunk)):
+    stop = min(nc, (c + 1) * chunk)
+    for i in range(c * chunk, stop):
         v = cand[i]
+        if i + ROWS_AHEAD < stop and in_list[cand[i + ROWS_AHEAD]]:
+            prefetch_row_blocks(cand[i + ROWS_AHEAD], indptr, indices, parts)
         if in_list[v]:
             d, cd, co, _ = vertex_destination(v, indptr, indices, ewgt, parts, k, True, receivers, dest_key,
                                               acc, touched)
