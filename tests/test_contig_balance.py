@@ -158,7 +158,7 @@ def test_edges_out_matches_a_recomputation():
     g, parts, G = _tree_and_parts(3, 120, 200, 3)
     indptr, indices = np.asarray(g.indptr), np.asarray(g.indices)
     ewgt, vwgt = np.asarray(g.ewgt, dtype=np.float64), np.asarray(g.vwgt, dtype=np.float64)
-    ws = subtree_moves.workspace(parts, k)
+    ws = subtree_moves.workspace(parts, 3)
     ints, floats = ws[0], ws[1]
     for src in range(3):
         nv, pieces = subtree_moves._forest(src, indptr, indices, vwgt, parts, ws)
