@@ -295,8 +295,10 @@ def _partition(graph, k, *, matcher, rating, eps, seed, device, preset, coarseni
     bw = be.to_host(metrics.block_weights(g, parts, k))
     feasible = bool((bw <= bounds).all())
     if not feasible:
-        why = (metrics.infeasibility_proof(be.to_host(g.vwgt), k, lmax) or
-               f"no partition with every block <= Lmax={lmax} was found (heaviest block {bw.max()})")
+        why = metrics.infeasibility_proof(be.to_host(g.vwgt), k, lmax)
+        if why is None and contiguous:
+            why = _connected_infeasibility(g, k, lmax, bw)
+        why = why or f"no partition with every block <= Lmax={lmax} was found (heaviest block {bw.max()})"
         warnings.warn(f"partition is not balanced: {why}; the result has feasible=False", stacklevel=2)
     mapping = None
     if g0.labels is not None:
@@ -312,6 +314,19 @@ def _partition(graph, k, *, matcher, rating, eps, seed, device, preset, coarseni
                            max_block_weight=lmax, objtype=objtype, volume=vol,
                            target_weights=None if target_weights is None else
                            metrics.check_target_weights(target_weights, k))
+
+
+def _connected_infeasibility(g, k, lmax, bw):
+    """The warning's reason when contiguous=True left a block over its bound: a proof that no
+    connected balanced partition exists (refine.contig_bound), else what was found."""
+    from .refine.contig_bound import connected_infeasibility_proof
+    h = g.backend.to_host
+    proof = connected_infeasibility_proof(h(g.indptr), h(g.indices), h(g.vwgt), k, lmax)
+    if proof is not None:
+        return f"contiguous=True: {proof}"
+    over = int((bw > np.asarray(lmax)).sum())
+    return (f"contiguous=True: no partition with every block connected and <= Lmax={lmax} was found "
+            f"({over} blocks over it, heaviest {bw.max()}); one may still exist")
 
 
 def _partition_nc(g0, k, eps, target_weights, **options):

@@ -6,12 +6,15 @@ graph becomes connected, the balance is restored and the cut refined without bre
    fragment and moves, whole, to the adjacent block it is most strongly connected to
    through that block's core (one with room for it if any; the fragment then belongs to
    that core). A fragment that touches only fragments waits for the next round.
-2. Moves of single vertices then restore the balance (out of overweight blocks, least loss
-   first, then along chains of blocks towards one with room) and lower the cut (positive gain), each only when the vertex's block stays
-   connected without it: its neighbours in the block must reach each other within the
-   block in a small breadth-first search (at most SAFE_SEARCH_VISITS vertices, else the
-   move is refused: a conservative test, O(1) per move instead of a pass over the block).
-   These moves are in connected_moves.py; this module finds the pieces and moves the fragments.
+2. Rebalancing: single-vertex moves out of overweight blocks, least loss first, each only
+   when the vertex's block stays connected without it (its neighbours in the block reach
+   each other in a small breadth-first search of at most SAFE_SEARCH_VISITS vertices, else
+   the move is refused: O(1) per move; connected_moves.py); then moves of whole subtrees of
+   a spanning tree of the block, directly or along chains of blocks (subtree_balance.py),
+   which relieve what single vertices cannot (a hub with its leaves, a chain).
+   A graph component lying whole in a block may move whole to any block with room.
+3. On the finest level: chains of single-vertex moves, passes of cut-lowering single-vertex
+   moves and of cut-lowering subtree moves, all keeping blocks connected and within bounds.
 
 On a disconnected graph a block may hold pieces of several components (the components do
 not fit into k connected blocks in general); within each component it is connected.
@@ -23,6 +26,7 @@ import numpy as np
 from ..jit import njit
 from ..metrics import _find, _host_rows   # _find: union-find with path halving, as pieces_per_block uses
 from .connected_moves import SAFE_SEARCH_VISITS, block_totals, push_chains, refine_cut, restore_balance
+from .subtree_balance import balance_subtrees, lower_cut_by_subtrees
 
 # Passes of cut-lowering single-vertex moves after the fragments have moved.
 REFINE_PASSES = 3
@@ -43,11 +47,13 @@ def connect_blocks(indptr, indices, ewgt, vwgt, parts, k, maxw, *, seed=0, final
         if not _move_fragments(indptr, indices, ewgt, vwgt, parts, gcomp, k, maxw):
             break
     restore_balance(indptr, indices, ewgt, vwgt, parts, k, maxw, SAFE_SEARCH_VISITS)
+    balance_subtrees(indptr, indices, ewgt, vwgt, parts, k, maxw)
     if not final:
         return parts
     order = np.random.default_rng(seed).permutation(parts.shape[0])
     push_chains(indptr, indices, ewgt, vwgt, parts, k, maxw, SAFE_SEARCH_VISITS)
     refine_cut(indptr, indices, ewgt, vwgt, parts, k, maxw, order, REFINE_PASSES, SAFE_SEARCH_VISITS)
+    lower_cut_by_subtrees(indptr, indices, ewgt, vwgt, parts, k, maxw, REFINE_PASSES)
     return parts
 
 
