@@ -12,6 +12,7 @@ from ..errors import GraphError
 from ..jit import njit
 from ..refine.state import host_induced
 from .compress import MIN_COMPRESSION, identical_groups
+from .locality import renumber_for_locality
 from .mindegree import MAX_DENSE_VERTICES, MD_DELTA, halo_min_degree_order
 from .separator import ml_separator_nb
 from .sepfm import side_weights
@@ -311,6 +312,7 @@ def order(graph, *, matcher="local_max", rating="expansion_star2", eps=ORDER_EPS
             indptr = indptr.astype(np.int64)
         else:
             cmap = None
+    indptr, indices, vwgt, old = renumber_for_locality(indptr, indices, vwgt)
     nv = indptr.shape[0] - 1
     ewgt = np.ones(indices.shape[0], dtype=np.int64)
     verts = np.arange(nv, dtype=np.int64)
@@ -322,6 +324,10 @@ def order(graph, *, matcher="local_max", rating="expansion_star2", eps=ORDER_EPS
                      np.asarray(tasks, dtype=np.int64).reshape(-1, 3), float(eps), kseed, int(leaf_size),
                      ND_SEP_PASSES, MULTI_SEPS)
     separators = np.vstack([np.asarray(seps, dtype=np.float64).reshape(-1, 3), ksep])
+    if old is not None:   # back to the (compressed) graph's own numbering
+        renumbered = iperm_c
+        iperm_c = np.empty(nv, dtype=np.int64)
+        iperm_c[old] = renumbered
     if cmap is not None:
         # members of a compressed vertex get consecutive numbers, in the order of their ids
         perm = np.argsort(iperm_c[cmap], kind="stable").astype(np.int64)
