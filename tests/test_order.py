@@ -16,9 +16,12 @@ from matchpart.errors import GraphError
 from matchpart.order.compress import identical_groups
 from matchpart.order.cover import konig_cover, max_matching_nb, min_vertex_cover
 from matchpart.order.fill import fill
+from matchpart.order.locality import bfs_numbering, median_spread, permute_symmetric, renumber_for_locality
 from matchpart.order.mindegree import halo_min_degree_order, min_degree_order
 from matchpart.order.nested import _with_halo, order
-from matchpart.order.separator import ml_separator_nb, separator_from_bisection, thin_separator, vertex_separator
+from matchpart.order.separator import (ml_separator_best, ml_separator_nb, separator_from_bisection,
+                                       separator_from_bisection_nb, thin_separator, vertex_separator)
+from matchpart.order.sepfm import side_weights
 
 from conftest import shared_graph as shared_path
 
@@ -205,6 +208,83 @@ def test_thin_separator_cuts_a_thick_band_to_one_line():
     # nothing lighter within the bound: unchanged
     again = thin_separator(g.indptr.astype(np.int64), g.indices, np.ones(100, dtype=np.int64), thin, 60.0)
     assert (again == thin).all()
+
+
+def thin_by_whole_cut(indptr, indices, vwgt, where, maxside):
+    """thin_separator's reference: each candidate from the whole relabelled bisection's cut
+    (separator_from_bisection_nb), as the separator was thinned before thin.py."""
+    best, best_sep = where, side_weights(where, vwgt)[2]
+    for s in range(2):
+        side = where.copy()
+        side[side == 2] = s
+        cand = separator_from_bisection_nb(indptr, indices, side)
+        cw = side_weights(cand, vwgt)
+        if cw[2] < best_sep and cw[0] <= maxside and cw[1] <= maxside:
+            best, best_sep = cand, cw[2]
+    return best
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(10, 300), st.floats(0.005, 0.08), st.integers(0, 10**6), st.floats(0.0, 0.7), st.floats(0.5, 0.9))
+def test_thin_separator_equals_the_whole_cut_construction(n, p, seed, thicken, share):
+    # a separator thickened by random neighbours (still a separator), random vertex weights
+    g = random_graph(n, p, seed)
+    rng = np.random.default_rng(seed)
+    indptr = g.indptr.astype(np.int64)
+    vwgt = rng.integers(1, 4, g.n).astype(np.int64)
+    where = ml_separator_nb(indptr, g.indices, np.ones(g.indices.size, dtype=np.int64), vwgt, 0.3, 2)
+    rows = np.repeat(np.arange(g.n), np.diff(indptr))
+    near = g.indices[(where[rows] == 2) & (rng.random(rows.size) < thicken)]
+    where[near] = 2
+    maxside = share * vwgt.sum()
+    got = thin_separator(indptr, g.indices, vwgt, where, maxside)
+    assert (got == thin_by_whole_cut(indptr, g.indices, vwgt, where, maxside)).all()
+
+
+def test_multi_run_separators_are_valid_and_whole_runs_match_one_run():
+    g = load_shared("4elt")
+    args = (g.indptr.astype(np.int64), g.indices, np.ones(g.indices.size, dtype=np.int64), np.ones(g.n, dtype=np.int64))
+    for runs, shared, window in ((1, 0, 0), (3, 0, 0), (3, 1, 0), (2, 2, 64), (1, 0, 1000)):
+        where = ml_separator_best(*args, 0.3, 3, runs, shared, window)
+        assert_separator(g, where, 0.3)
+    # runs = 1 ignores the sharing; one run is the single-run kernel's, for the same generator state
+    seed_numba(5)
+    a = ml_separator_best(*args, 0.3, 3, 1, 2, 0)
+    seed_numba(5)
+    b = ml_separator_nb(*args, 0.3, 3)
+    assert (a == b).all()
+
+
+def seed_numba(seed):
+    import numba
+
+    @numba.njit
+    def _seed(s):
+        np.random.seed(s)
+    _seed(seed)
+
+
+def test_locality_renumbering_is_an_isomorphism():
+    g = matchpart.generate("delaunay:30000")           # randomly numbered: renumbered
+    indptr = g.indptr.astype(np.int64)
+    assert median_spread(indptr, g.indices, 4096) > 0.05 * g.n
+    old = bfs_numbering(indptr, g.indices)
+    assert sorted(old.tolist()) == list(range(g.n))
+    vw = np.arange(g.n, dtype=np.int64)
+    ptr, idx, w = permute_symmetric(indptr, g.indices, vw, old)
+    A = g.to_scipy().tocsr()
+    B = A[old][:, old].tocsr()
+    B.sort_indices()
+    assert (ptr == B.indptr).all() and (idx == B.indices).all() and (w == old).all()
+    assert median_spread(ptr, idx, 4096) < 0.05 * g.n
+    assert renumber_for_locality(indptr, g.indices, vw)[3] is not None
+    grid = matchpart.generate("grid:150x150")          # numbered by rows: kept
+    assert renumber_for_locality(grid.indptr.astype(np.int64), grid.indices, np.ones(grid.n, dtype=np.int64))[3] is None
+    perm, iperm = order(g)
+    assert_ordering(g.n, perm, iperm)
+    # order renumbers g to exactly B (which it keeps as numbered) and maps the numbers back
+    _, iperm_b = order(matchpart.Graph.from_scipy(B))
+    assert (np.asarray(iperm)[old] == np.asarray(iperm_b)).all()
 
 
 def test_min_degree_gives_no_fill_on_trees():

@@ -2,7 +2,8 @@
 
 Modules: cover (minimum vertex cover of a bipartite graph, Konig), sepfm (separator FM
 refinement), separator (multilevel vertex separators), mindegree (minimum degree for the
-leaves), compress (identical-adjacency compression), nested (the nested-dissection driver),
+leaves), compress (identical-adjacency compression), locality (breadth-first renumbering), thin
+(separator thinning by minimum covers), nested (the nested-dissection driver),
 fill (elimination tree, column counts, nnz(L), flops).
 """
 import sys

@@ -12,9 +12,9 @@ from ..errors import GraphError
 from ..jit import njit
 from ..refine.state import host_induced
 from .compress import MIN_COMPRESSION, identical_groups
+from .locality import renumber_for_locality
 from .mindegree import MAX_DENSE_VERTICES, MD_DELTA, halo_min_degree_order
-from .separator import ml_separator_nb
-from .sepfm import side_weights
+from .separator import ml_separator_best
 
 # ---- tunables -------------------------------------------------------------------------
 # Pieces of at most this many vertices are ordered by minimum degree instead of being
@@ -35,6 +35,17 @@ PY_MIN_VERTICES = 1_000_000
 # METIS's (rgg_n_2_15_s0 1.094 -> 0.997 x).
 MULTI_SEP_MIN = 8000
 MULTI_SEPS = 3
+# Coarsening levels those runs share (separator.ml_separator_best): only the best run's
+# separator is refined on them. 9 benchmark graphs x 3 seeds against METIS: 0 levels flops
+# 1.067 x, CPU 2.52 x; 1 level 1.086 x, 2.13 x; 2 levels 1.105 x, 1.95 x (grid:40x40x40 0.89 ->
+# 0.97 -> 1.05 x): the best run on a coarse level is a poor guess of the best one on the finest.
+MULTI_SHARED_LEVELS = 0
+# The separators' matchings visit windows of this many consecutive vertices (0: a random
+# permutation of all). 256 makes the hierarchy ~0.7 x as dear on a well numbered graph, and
+# the same 27 orderings: flops 1.054 x (grid:40x40x40 0.70 x, its matchings follow the grid
+# lines), but delaunay_n15 1.05 -> 1.10 x and rgg:131072 1.05 -> 1.12 x: left off until more
+# seeds say which way it goes.
+MATCH_WINDOW = 0
 # Separator FM passes per level inside nested dissection (the public vertex_separator keeps
 # sepfm.SEP_PASSES = 10). 5 graphs x 2 seeds, best of 3 on big pieces: 10 passes flops
 # 1.095 x METIS's, 3 passes 1.104 x for 0.94 x the time; one separator: 1.145 vs 1.138 x, 0.90 x.
@@ -95,11 +106,12 @@ def _regroup(verts, lo, labels, nlabels):
 
 
 @njit(cache=True)
-def nd_kernel(indptr, indices, ewgt, vwgt, verts, iperm, tasks, eps, seed, leaf_size, passes, runs):
+def nd_kernel(indptr, indices, ewgt, vwgt, verts, iperm, tasks, eps, seed, leaf_size, passes, runs, shared, window):
     """Nested dissection of the pieces ``tasks`` (rows lo, hi, depth: the vertices verts[lo:hi],
     numbered lo..hi-1) in one compiled call; fills ``iperm`` (new number per vertex) and
     returns the separators found as rows (depth, vertices, weight). ``passes``: separator FM
-    passes per level; ``runs``: separators tried on pieces of MULTI_SEP_MIN+ vertices."""
+    passes per level; ``runs``: separators tried on pieces of MULTI_SEP_MIN+ vertices, sharing
+    their first ``shared`` coarsening levels."""
     n = verts.shape[0]
     np.random.seed(seed)
     local = np.full(indptr.shape[0] - 1, -1, dtype=np.int64)
@@ -127,9 +139,8 @@ def nd_kernel(indptr, indices, ewgt, vwgt, verts, iperm, tasks, eps, seed, leaf_
                 stack[top, 0], stack[top, 1], stack[top, 2] = lo + start[c], lo + start[c + 1], depth
                 top += 1
             continue
-        where = ml_separator_nb(sub[0], sub[1], sub[2], sub[3], eps, passes)
-        if size >= MULTI_SEP_MIN:
-            where = _best_of(sub, where, eps, passes, runs - 1)
+        where = ml_separator_best(sub[0], sub[1], sub[2], sub[3], eps, passes, runs if size >= MULTI_SEP_MIN else 1,
+                                  shared, window)
         start = _regroup(verts, lo, where, 3)
         n0, n1 = start[1], start[2] - start[1]
         if n0 == 0 or n1 == 0:       # no split: a dense piece
@@ -150,25 +161,6 @@ def nd_kernel(indptr, indices, ewgt, vwgt, verts, iperm, tasks, eps, seed, leaf_
         stack[top + 1, 0], stack[top + 1, 1], stack[top + 1, 2] = lo + n0, lo + n0 + n1, depth + 1
         top += 2
     return seps[:nseps]
-
-
-@njit(cache=True, internal=True)
-def _best_of(sub, where, eps, passes, more):
-    """The lightest of ``where`` and ``more`` further separators of the piece ``sub`` (sides
-    over the bound lose to any balanced one)."""
-    total = 0.0
-    for v in range(sub[3].shape[0]):
-        total += sub[3][v]
-    maxside = 0.5 * (1.0 + eps) * total
-    pw = side_weights(where, sub[3])
-    best_over, best_sep = max(pw[0] - maxside, 0.0) + max(pw[1] - maxside, 0.0), pw[2]
-    for _ in range(more):
-        other = ml_separator_nb(sub[0], sub[1], sub[2], sub[3], eps, passes)
-        pw = side_weights(other, sub[3])
-        over = max(pw[0] - maxside, 0.0) + max(pw[1] - maxside, 0.0)
-        if over < best_over or (over == best_over and pw[2] < best_sep):
-            where, best_over, best_sep = other, over, pw[2]
-    return where
 
 
 @njit(cache=True, internal=True)
@@ -272,7 +264,8 @@ def order(graph, *, matcher="local_max", rating="expansion_star2", eps=ORDER_EPS
     (numpy int64; an OrderResult) with pymetis.nested_dissection's meaning: the permuted
     matrix is A[perm][:, perm], vertex v is eliminated iperm[v]-th.
 
-    Vertices with identical closed neighbourhoods are merged first (``compress``); then each
+    Vertices with identical closed neighbourhoods are merged first (``compress``), a graph
+    whose numbering scatters neighbours is renumbered breadth-first (locality.py); then each
     piece is split by a vertex separator (vertex_separator's multilevel method with
     ``matcher``/``rating``/``method`` on pieces of more than PY_MIN_VERTICES vertices, the
     compiled heavy-edge version below, the lightest of MULTI_SEPS on pieces of MULTI_SEP_MIN+
@@ -311,6 +304,7 @@ def order(graph, *, matcher="local_max", rating="expansion_star2", eps=ORDER_EPS
             indptr = indptr.astype(np.int64)
         else:
             cmap = None
+    indptr, indices, vwgt, old = renumber_for_locality(indptr, indices, vwgt)
     nv = indptr.shape[0] - 1
     ewgt = np.ones(indices.shape[0], dtype=np.int64)
     verts = np.arange(nv, dtype=np.int64)
@@ -320,8 +314,12 @@ def order(graph, *, matcher="local_max", rating="expansion_star2", eps=ORDER_EPS
     kseed = (int(seed) * 1_000_003 + KERNEL_STREAM) % (2**31 - 1)
     ksep = nd_kernel(indptr, indices, ewgt, vwgt, verts, iperm_c,
                      np.asarray(tasks, dtype=np.int64).reshape(-1, 3), float(eps), kseed, int(leaf_size),
-                     ND_SEP_PASSES, MULTI_SEPS)
+                     ND_SEP_PASSES, MULTI_SEPS, MULTI_SHARED_LEVELS, MATCH_WINDOW)
     separators = np.vstack([np.asarray(seps, dtype=np.float64).reshape(-1, 3), ksep])
+    if old is not None:   # back to the (compressed) graph's own numbering
+        renumbered = iperm_c
+        iperm_c = np.empty(nv, dtype=np.int64)
+        iperm_c[old] = renumbered
     if cmap is not None:
         # members of a compressed vertex get consecutive numbers, in the order of their ids
         perm = np.argsort(iperm_c[cmap], kind="stable").astype(np.int64)

@@ -14,6 +14,7 @@ from ..errors import GraphError
 from ..jit import njit
 from .cover import konig_cover, max_matching_nb, min_vertex_cover
 from .sepfm import SEP_PASSES, refine_separator, side_weights
+from .thin import thin_separator  # noqa: F401  (tests and the public separator import it from here)
 
 # ---- tunables -------------------------------------------------------------------------
 # METIS's default balance for orderings and separators (ufactor 200): each side weighs at most
@@ -159,29 +160,6 @@ def coarsest_separator(indptr, indices, ewgt, vwgt, maxside, tries, passes):
 
 # ---- the compiled multilevel separator (nested dissection's kernel) -------------------------
 @njit(cache=True, internal=True)
-def thin_separator(indptr, indices, vwgt, where, maxside):
-    """The separator ``where`` thinned by minimum vertex covers: with the separator joined to
-    side s, the cut edges are those between it and side 1 - s, and a minimum cover of them
-    is a separator too, never larger than the old one's vertices on that boundary. The
-    lighter of the two (s = 0, 1) replaces ``where`` if it is lighter and both its sides fit
-    ``maxside``. A projected separator is as thick as a coarse vertex; FM thins it one move
-    at a time, a 3-D stencil's only through moves that first pull more vertices in."""
-    pw = side_weights(where, vwgt)
-    best = where
-    best_sep = pw[2]
-    for s in range(2):
-        side = where.copy()
-        for v in range(side.shape[0]):
-            if side[v] == 2:
-                side[v] = s
-        cand = separator_from_bisection_nb(indptr, indices, side)
-        cw = side_weights(cand, vwgt)
-        if cw[2] < best_sep and cw[0] <= maxside and cw[1] <= maxside:
-            best, best_sep = cand, cw[2]
-    return best
-
-
-@njit(cache=True, internal=True)
 def _uncoarsen(graphs, cmaps, where, maxside, passes):
     """Project the coarsest level's separator ``where`` level by level, thinning and refining each."""
     for level in range(len(graphs) - 2, -1, -1):
@@ -194,11 +172,11 @@ def _uncoarsen(graphs, cmaps, where, maxside, passes):
 
 
 @njit(cache=True, internal=True)
-def _ml_once(indptr, indices, ewgt, vwgt, maxside, cap, passes):
+def _ml_once(indptr, indices, ewgt, vwgt, maxside, cap, passes, window):
     """One multilevel separator: hierarchy to KERNEL_COARSEST, coarsest_separator, uncoarsen."""
     # integer edge weights: the coarse rows are sorted by one transposition pass (the same graphs)
     graphs, cmaps = heavy_edge_hierarchy((indptr, indices, ewgt, vwgt), KERNEL_COARSEST, cap, KERNEL_MIN_SHRINK,
-                                         True)
+                                         True, 1 << 30, window)
     cur = graphs[len(graphs) - 1]
     where = coarsest_separator(cur[0], cur[1], cur[2], cur[3], maxside, KERNEL_TRIES, passes)
     return _uncoarsen(graphs, cmaps, where, maxside, passes)
@@ -208,6 +186,17 @@ def _ml_once(indptr, indices, ewgt, vwgt, maxside, cap, passes):
 def ml_separator_nb(indptr, indices, ewgt, vwgt, eps, passes):
     """Labels 0 / 1 / 2 of a multilevel vertex separator (one _ml_once run), drawing on
     numba's generator; each side weighs at most (1 + eps) / 2 of the total."""
+    return ml_separator_best(indptr, indices, ewgt, vwgt, eps, passes, 1, 0, 0)
+
+
+@njit(cache=True, internal=True)
+def ml_separator_best(indptr, indices, ewgt, vwgt, eps, passes, runs, shared, window):
+    """Labels 0 / 1 / 2 of the best of ``runs`` multilevel separators by (overload, weight).
+    The first ``shared`` coarsening levels are built once (with runs > 1): each run coarsens
+    on from the last of them, is compared there, and only the winner is projected through
+    and refined on the shared levels, which are most of a run's time (METIS's
+    MlevelNodeBisectionL2 shares its first levels the same way). shared = 0: whole runs.
+    ``window``: the matchings' visit order (bisection.windowed_order)."""
     n = indptr.shape[0] - 1
     total = 0.0
     heaviest = 0.0
@@ -216,7 +205,19 @@ def ml_separator_nb(indptr, indices, ewgt, vwgt, eps, passes):
         heaviest = max(heaviest, vwgt[v])
     maxside = 0.5 * (1.0 + eps) * total
     cap = max(1.5 * total / KERNEL_COARSEST, heaviest)
-    return _ml_once(indptr, indices, ewgt, vwgt, maxside, cap, passes)
+    graphs, cmaps = heavy_edge_hierarchy((indptr, indices, ewgt, vwgt), KERNEL_COARSEST, cap, KERNEL_MIN_SHRINK,
+                                         True, shared if runs > 1 else 0, window)
+    cur = graphs[len(graphs) - 1]
+    best = _ml_once(cur[0], cur[1], cur[2], cur[3], maxside, cap, passes, window)
+    pw = side_weights(best, cur[3])
+    best_over, best_sep = max(pw[0] - maxside, 0.0) + max(pw[1] - maxside, 0.0), pw[2]
+    for _ in range(runs - 1):
+        other = _ml_once(cur[0], cur[1], cur[2], cur[3], maxside, cap, passes, window)
+        pw = side_weights(other, cur[3])
+        over = max(pw[0] - maxside, 0.0) + max(pw[1] - maxside, 0.0)
+        if over < best_over or (over == best_over and pw[2] < best_sep):
+            best, best_over, best_sep = other, over, pw[2]
+    return _uncoarsen(graphs, cmaps, best, maxside, passes)
 
 
 # ---- the public separator ------------------------------------------------------------------
