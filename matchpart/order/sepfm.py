@@ -29,6 +29,12 @@ def side_weights(where, vwgt):
 
 
 @njit(cache=True, internal=True)
+def separator_vertices(where):
+    """The separator's vertices (where == 2) in increasing order."""
+    return np.flatnonzero(where == 2)
+
+
+@njit(cache=True, internal=True)
 def _overload(pw, maxside):
     return max(pw[0] - maxside, 0.0) + max(pw[1] - maxside, 0.0)
 
@@ -174,16 +180,7 @@ def refine_separator(indptr, indices, vwgt, where, maxside, passes, seed):
     np.random.seed(seed)
     stall = min(max(SEP_STALL_MIN, int(SEP_STALL_FRACTION * n)), SEP_STALL_MAX)
     pw = side_weights(where, vwgt)
-    count = 0
-    for v in range(n):
-        if where[v] == 2:
-            count += 1
-    sep = np.empty(count, dtype=np.int64)
-    count = 0
-    for v in range(n):
-        if where[v] == 2:
-            sep[count] = v
-            count += 1
+    sep = separator_vertices(where)
     ws = _workspace(n, indices.shape[0])
     mark = np.full(n, -1, dtype=np.int64)
     for p in range(passes):

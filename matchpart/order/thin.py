@@ -6,6 +6,7 @@ import numpy as np
 
 from ..jit import njit
 from .cover import konig_cover, max_matching_nb
+from .sepfm import separator_vertices, side_weights
 
 
 @njit(cache=True, internal=True)
@@ -76,18 +77,8 @@ def thin_separator(indptr, indices, vwgt, where, maxside):
     first pull more vertices in. Only the separator's rows and its neighbours' are read
     beyond one pass over ``where``."""
     n = where.shape[0]
-    pw = np.zeros(3, dtype=np.float64)
-    count = 0
-    for v in range(n):
-        pw[where[v]] += vwgt[v]
-        if where[v] == 2:
-            count += 1
-    sep = np.empty(count, dtype=np.int64)
-    count = 0
-    for v in range(n):
-        if where[v] == 2:
-            sep[count] = v
-            count += 1
+    pw = side_weights(where, vwgt)
+    sep = separator_vertices(where)
     mark = np.full(n, -1, dtype=np.int64)
     best_sep = pw[2]
     best_s = -1

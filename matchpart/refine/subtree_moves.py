@@ -85,6 +85,18 @@ def _bfs_tree(root, src, indptr, indices, parts, parent, depth, order, count, vi
 
 
 @njit(cache=True, internal=True)
+def _subtree_weights(order, start, count, parent, vwgt, sw):
+    """sw[x] = weight of x's subtree for the tree listed in BFS order in order[start:count]
+    (its root first): children before parents, walking the list backwards."""
+    for j in range(count - 1, start - 1, -1):
+        x = order[j]
+        sw[x] = vwgt[x]
+    for j in range(count - 1, start, -1):
+        x = order[j]
+        sw[parent[x]] += sw[x]
+
+
+@njit(cache=True, internal=True)
 def _forest(src, indptr, indices, vwgt, parts, ws):
     """Centroid-rooted breadth-first trees of block src's pieces in ws (parent, depth, order,
     sw: subtree weights); returns (vertex count, piece count)."""
@@ -106,12 +118,7 @@ def _forest(src, indptr, indices, vwgt, parts, ws):
             continue
         start = count
         count = _bfs_tree(v, src, indptr, indices, parts, parent, depth, order, count, state, 1)
-        for j in range(count - 1, start - 1, -1):
-            x = order[j]
-            sw[x] = vwgt[x]
-        for j in range(count - 1, start, -1):
-            x = order[j]
-            sw[parent[x]] += sw[x]
+        _subtree_weights(order, start, count, parent, vwgt, sw)
         # walk to the weighted centroid: down into a child heavier than half the piece
         total = sw[v]
         c = v
@@ -125,12 +132,7 @@ def _forest(src, indptr, indices, vwgt, parts, ws):
                     moved = True
                     break
         count = _bfs_tree(c, src, indptr, indices, parts, parent, depth, order, start, state, 2)
-        for j in range(count - 1, start - 1, -1):
-            x = order[j]
-            sw[x] = vwgt[x]
-        for j in range(count - 1, start, -1):
-            x = order[j]
-            sw[parent[x]] += sw[x]
+        _subtree_weights(order, start, count, parent, vwgt, sw)
         pieces += 1
     return nv, pieces
 
