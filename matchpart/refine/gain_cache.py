@@ -29,6 +29,11 @@ from ..threads import PRANGE_ONLY
 from .boundary import ROWS_AHEAD, prefetch_row_blocks
 
 
+# Row entries ahead at which move() prefetches a neighbour's slot range, and its entries.
+_SLOTS_AHEAD = 8
+_ENTRIES_AHEAD = 4
+
+
 @njit(cache=True)
 def new_cache(n, m, k):
     """An empty cache for a graph of n vertices, m stored entries, k blocks (see the layout)."""
@@ -131,7 +136,7 @@ def build_best(vs, indptr, indices, ewgt, vwgt, parts, bw, maxw, cache, gain, ta
 
 
 @njit(cache=True, internal=True)
-def _shift(u, b, w, c, cache):
+def shift(u, b, w, c, cache):
     """Add weight w and c edges (w, c may be negative) to u's entry of block b."""
     block, conn, count, nb, _, start, _ = cache
     base = start[u]
@@ -160,14 +165,25 @@ def move(v, frm, to, indptr, indices, ewgt, cache):
 
     v's own entries do not change: they depend on its neighbours' blocks only.
     """
-    nb = cache[3]
-    for e in range(indptr[v], indptr[v + 1]):
+    block, nb, start = cache[0], cache[3], cache[5]
+    end = indptr[v + 1]
+    for e in range(indptr[v], end):
+        # two stages ahead: a neighbour's slot range, then (nearer) its entries; each is a
+        # cache miss on large graphs (FM's rollbacks, the least-loss rebalancer)
+        if e + _SLOTS_AHEAD < end:
+            ahead = indices[e + _SLOTS_AHEAD]
+            prefetch(nb, ahead)
+            prefetch(start, ahead)
+        if e + _ENTRIES_AHEAD < end:
+            near = indices[e + _ENTRIES_AHEAD]
+            if nb[near] >= 0:
+                prefetch(block, start[near])
         u = indices[e]
         if nb[u] < 0:
             continue
         w = ewgt[e]
-        _shift(u, frm, -w, -1, cache)
-        _shift(u, to, w, 1, cache)
+        shift(u, frm, -w, -1, cache)
+        shift(u, to, w, 1, cache)
 
 
 @njit(cache=True, internal=True)
