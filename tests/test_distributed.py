@@ -109,6 +109,46 @@ def test_cli_runs_distributed_and_fails_cleanly(tmp_path):
     assert proc.returncode != 0 and proc.stderr.count("error:") == 1, proc.stderr
 
 
+_GENERATED = """
+import json, sys
+import numpy as np
+import matchpart
+from matchpart.distributed import partition
+from matchpart.distributed.comm import Comm
+from matchpart.distributed.read import load
+c = Comm()
+checks = {}
+for spec in ("prgg:3000", "prgg:40:seed=3", "prmat:10", "prmat:9:4:seed=2", "grid:7x9", "grid:3x4x5"):
+    g = load(spec, c)
+    whole = g.gather_graph(root=0)
+    share = c.comm.gather(int(g.cols.shape[0]), root=0)
+    if c.rank == 0:
+        ref = matchpart.generate(spec)   # the single process's graph: the reference
+        checks[spec] = all(np.array_equal(a, b) and a.dtype == b.dtype for a, b in (
+            (whole.indptr, ref.indptr), (whole.indices, ref.indices), (whole.ewgt, ref.ewgt), (whole.vwgt, ref.vwgt)))
+        # each rank made only its own rows: the largest share is far below the whole
+        checks[spec + " shares"] = sum(share) == ref.indices.shape[0] and (
+            spec == "prgg:40:seed=3" or max(share) < 0.75 * ref.indices.shape[0])
+res = partition("prgg:20000", 4, comm=c)
+if c.rank == 0:
+    g = matchpart.generate("prgg:20000")
+    from matchpart import metrics
+    checks["partition prgg"] = bool(metrics.edge_cut(g, res.parts) == res.cut and res.feasible)
+    print(json.dumps(checks))
+"""
+
+
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_generated_specs_give_the_single_process_graph_for_every_p(ranks, tmp_path):
+    _skip_without_mpi()
+    script = tmp_path / "generated.py"
+    script.write_text(_GENERATED)
+    proc = _launch(ranks, [sys.executable, "-m", "mpi4py", str(script)], timeout=LAUNCH_TIMEOUT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    checks = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert len(checks) == 13 and all(checks.values()), checks
+
+
 _KILLED_RANK = """
 import os, signal, sys, threading, time
 import matchpart.distributed as mpd
