@@ -28,7 +28,8 @@ examples:
 
 GRAPH is a file (.graph/.metis METIS, .mtx Matrix Market, .edges/.txt/.el edge list)
 or a generator spec such as delaunay:100000, rgg:65536, grid:100x100, er:10000:8,
-rmat:16, ba:10000:3 (append :seed=S to vary it).
+rmat:16, ba:10000:3 (append :seed=S to vary it); prgg:N and prmat:SCALE are generated
+by the MPI ranks in parallel, the same graph for any number of ranks.
 """
 
 
@@ -255,7 +256,7 @@ def main(argv=None):
         if args.debug:
             raise
         text = _error_text(exc)
-        if isinstance(exc, MemoryError):
+        if isinstance(exc, MemoryError) and not isinstance(exc, MatchpartError):  # ours says it already
             text = f"out of memory ({text})"
         print(f"{PROG}: error: {text}", file=sys.stderr)
         return 1

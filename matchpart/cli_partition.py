@@ -47,8 +47,31 @@ def add_parser(add):
     s.add_argument("--json", action="store_true", help="print the report (cut, balance, volumes, times, levels) as JSON")
     s.add_argument("-v", "--verbose", action="store_true", help="also print block weights and the levels of the hierarchy")
     s.add_argument("-q", "--quiet", action="store_true", help="no progress display on stderr")
+    s.add_argument("--mem-limit", type=_mem_size, default=None, metavar="SIZE",
+                   help="cap each process's address space (RLIMIT_AS: 1500M, 2G; +300M: that much above the "
+                        "address space after loading the kernels) before reading the graph; running out is an "
+                        "error of kind 'memory' (under mpiexec: per rank)")
     threads_arg(s)
     return s
+
+
+def _mem_size(text):
+    import argparse
+    from .memlimit import parse_limit
+    try:
+        return parse_limit(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+# Warm-up graph run before --mem-limit takes effect: big enough for every phase (several
+# levels, FM, the coarsest solve) to load its kernels, small enough to take a second.
+WARM_SPEC = "delaunay:3000"
+
+
+def _warm_single():
+    import matchpart
+    matchpart.partition(matchpart.generate(WARM_SPEC), 4, device="cpu")
 
 
 def cmd_partition(args, out):
@@ -56,9 +79,6 @@ def cmd_partition(args, out):
     if launched_world_size() > 1:  # under mpiexec with several ranks: the distributed pipeline
         from .distributed.cli import cmd_partition as distributed_partition
         return distributed_partition(args, out, check_output=_check_output)
-    import matchpart
-    from .metrics import summary
-    from .progress import Progress
     target = args.output if args.output is not None else default_output(args.graph, args.k)
     if target != "-":
         try:
@@ -70,6 +90,24 @@ def cmd_partition(args, out):
                                  "-o FILE, or -o - for stdout)") from None
     else:
         out = _to_stderr  # stdout carries the partition; the report goes beside it
+    limit = getattr(args, "mem_limit", None)
+    if limit is not None:
+        from .memlimit import apply, mib
+        limit, used = apply(*limit, warm=_warm_single)
+        if args.verbose:
+            print(f"{PROG}: address space limited to {mib(limit)} ({mib(used)} after loading the kernels)",
+                  file=sys.stderr)
+    try:
+        return _run(args, out, target)
+    except MemoryError as exc:
+        from .memlimit import out_of_memory
+        raise out_of_memory(exc, limit) from None
+
+
+def _run(args, out, target):
+    import matchpart
+    from .metrics import summary
+    from .progress import Progress
     g = _load(args)
     _check_partitionable(g, args)
     if args.verbose:

@@ -71,3 +71,13 @@ class UnsupportedOptionError(MatchpartError, ValueError):
         super().__init__(message)
         self.kind = "unsupported"
         self.option = option
+
+
+class OutOfMemoryError(MatchpartError, MemoryError):
+    """The run needed more memory than the process may have (its --mem-limit, or the
+    machine's). ``kind`` is "memory"; ``limit`` the limit in bytes when one was set."""
+
+    def __init__(self, message, limit=None):
+        super().__init__(message)
+        self.kind = "memory"
+        self.limit = limit

@@ -36,6 +36,8 @@ SPEC_FORMS = (
     "er:N:AVGDEG           Erdős–Rényi G(N, p) with p = AVGDEG/(N-1), so 0 <= AVGDEG <= N-1",
     "rmat:SCALE[:EF]       R-MAT with 2^SCALE vertices and EF*2^SCALE edges (default EF 16)",
     "ba:N:M                Barabási–Albert, each new vertex attaches M edges (M < N)",
+    "prgg:N                rgg from hashed points, numbered by cell: the same graph for any number of MPI ranks",
+    "prmat:SCALE[:EF]      rmat in fixed chunks of counter-based draws: the same graph for any number of MPI ranks",
 )
 
 
@@ -231,7 +233,8 @@ def ba(n, m, seed=0) -> Graph:
 
 # ---- spec strings ----------------------------------------------------------------------
 USAGE = {form.split(":")[0]: form.split()[0] for form in SPEC_FORMS}
-_ARGS = {"delaunay": (1, 1), "rgg": (1, 1), "grid": (1, 1), "er": (2, 2), "rmat": (1, 2), "ba": (2, 2)}
+_ARGS = {"delaunay": (1, 1), "rgg": (1, 1), "grid": (1, 1), "er": (2, 2), "rmat": (1, 2), "ba": (2, 2),
+         "prgg": (1, 1), "prmat": (1, 2)}
 OPTIONS = ("seed",)
 # Peak memory measured while generating is 110-280 bytes per vertex plus edge, so this lower
 # bound only refuses sizes that cannot fit, but refuses them at once instead of after minutes
@@ -319,9 +322,12 @@ def from_spec(spec, seed=0) -> Graph:
         n = _count(spec, "N", args[0], 3)
         _check_memory(spec, n, 3 * n)
         return delaunay(n, seed)
-    if name == "rgg":
+    if name in ("rgg", "prgg"):
         n = _count(spec, "N", args[0], 1)
         _check_memory(spec, n, 0.5 * math.pi * RGG_RADIUS_FACTOR**2 * math.log(max(n, 2)) * n)
+        if name == "prgg":
+            from .generators_counter import prgg
+            return prgg(n, seed)
         return rgg(n, seed)
     if name == "grid":
         parts = args[0].lower().split("x")
@@ -343,10 +349,13 @@ def from_spec(spec, seed=0) -> Graph:
             raise _spec_error(spec, f"AVGDEG must be at most N-1 = {n - 1} (the complete graph), got {args[1]}")
         _check_memory(spec, n, n * avg / 2)
         return er(n, avg, seed)
-    if name == "rmat":
+    if name in ("rmat", "prmat"):
         scale = _count(spec, "SCALE", args[0], 1, MAX_RMAT_SCALE)
         ef = _count(spec, "EF", args[1], 1) if len(args) > 1 else RMAT_EDGEFACTOR
         _check_memory(spec, 1 << scale, ef << scale)  # every sampled edge is held until merged
+        if name == "prmat":
+            from .generators_counter import prmat
+            return prmat(scale, ef, seed=seed)
         return rmat(scale, ef, seed=seed)
     n, m = _count(spec, "N", args[0], 1), _count(spec, "M", args[1], 1)  # ba
     if m >= n:
@@ -363,4 +372,4 @@ def generate(spec, seed=0) -> Graph:
 def is_spec(text) -> bool:
     """True when ``text`` names a known generator (``name:...``)."""
     return isinstance(text, str) and ":" in text and text.split(":")[0].strip().lower() in (
-        "delaunay", "rgg", "grid", "er", "rmat", "ba")
+        "delaunay", "rgg", "grid", "er", "rmat", "ba", "prgg", "prmat")

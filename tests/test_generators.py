@@ -51,6 +51,36 @@ def test_rgg_edges_are_short():
     assert g.m == want  # exactly the pairs closer than r (brute force)
 
 
+def test_prgg_is_the_rgg_of_its_hashed_points_numbered_by_cell():
+    from matchpart import generators_counter as ctr
+    n = 500
+    g = from_spec("prgg:500:seed=4")
+    revalidate(g)
+    x, y = ctr.rgg_points(n, 4, 0, n)
+    # the numbering: points sorted by (row-major cell of width 1/cells, draw index)
+    cells = ctr.rgg_cells(n)
+    assert cells >= 1 and 1 / cells >= ctr.rgg_radius(n)
+    key = [(min(int(y[i] * cells), cells - 1), min(int(x[i] * cells), cells - 1), i) for i in range(n)]
+    order = sorted(range(n), key=lambda i: key[i])
+    pts = np.column_stack([x, y])[order]
+    d2 = ((pts[:, None] - pts[None]) ** 2).sum(axis=2)
+    want = (d2 <= ctr.rgg_radius(n) ** 2) & ~np.eye(n, dtype=bool)
+    have = np.zeros((n, n), dtype=bool)
+    have[np.repeat(np.arange(n), np.diff(g.indptr)), g.indices] = True
+    assert (have == want).all()  # exactly the pairs within the radius (brute force)
+    assert 0.8 < g.m / from_spec("rgg:500:seed=4").m < 1.25   # the same model as rgg
+
+
+def test_prmat_is_skewed_simple_and_like_rmat():
+    g, ref = from_spec("prmat:12:8"), rmat(12, 8)
+    revalidate(g)
+    assert g.n == 4096 and abs(g.m - ref.m) < 0.02 * ref.m
+    assert g.degree.max() > 10 * g.degree.mean()
+    from matchpart.generators_counter import scramble
+    ids = np.arange(1 << 12)
+    assert sorted(scramble(ids, 12, 3).tolist()) == ids.tolist()   # a bijection of the ids
+
+
 def test_er_edge_count_and_uniformity():
     n, avg = 2000, 6
     g = er(n, avg, seed=3)
@@ -94,7 +124,7 @@ def test_ba_matches_networkx_edge_count():
 
 
 @pytest.mark.parametrize("spec", ["delaunay:300", "rgg:300", "er:300:5", "rmat:8", "rmat:8:4", "ba:300:2",
-                                  "grid:5x6", "grid:2x3x4"])
+                                  "grid:5x6", "grid:2x3x4", "prgg:300", "prmat:8", "prmat:8:4"])
 def test_specs_are_deterministic_and_seeded(spec):
     a, b = from_spec(spec), from_spec(spec)
     assert same(a, b)

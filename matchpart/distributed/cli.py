@@ -16,6 +16,7 @@ def cmd_partition(args, out, check_output=None):
     """
     from .api import partition
     c = Comm()
+    limit = None
     try:
         source = args.graph
         with c.collectively():
@@ -32,6 +33,8 @@ def cmd_partition(args, out, check_output=None):
                 source = _load_repaired(args) if c.rank == 0 else None
         if args.verbose and c.rank == 0:
             print(f"matchpart: partitioning on {c.size} MPI ranks", file=sys.stderr)
+        if getattr(args, "mem_limit", None) is not None:
+            limit = _limit_memory(c, args.mem_limit, args.verbose)
         kwargs = dict(eps=args.eps, seed=args.seed, preset=args.preset, comm=c)
         for name in ("matcher", "rating"):
             if getattr(args, name, None) is not None:
@@ -39,10 +42,17 @@ def cmd_partition(args, out, check_output=None):
         t0 = time.perf_counter()
         res = partition(source, args.k, **kwargs)
         wall = time.perf_counter() - t0
-    except DistributedError:
+    except DistributedError as exc:
         if c.rank != 0:
             return 1          # rank 0 reports it
+        if exc.kind == "memory" and not str(exc).startswith("--mem-limit"):
+            from ..memlimit import out_of_memory
+            raise out_of_memory(exc, limit, c.size) from None
         raise
+    except MemoryError as exc:   # on this rank only, mid-collective: the others cannot be told, only ended
+        from ..memlimit import out_of_memory
+        print(f"matchpart: error on rank {c.rank}: {out_of_memory(exc, limit, c.size)}", file=sys.stderr, flush=True)
+        c.comm.Abort(1)
     except Exception as exc:  # noqa: BLE001 - raised on this rank only: the others would wait forever
         print(f"matchpart: error on rank {c.rank}: {exc.__class__.__name__}: {exc}", file=sys.stderr, flush=True)
         c.comm.Abort(1)
@@ -59,6 +69,27 @@ def cmd_partition(args, out, check_output=None):
         write_partition(res.parts, args.output)
         out(f"wrote {args.output}")
     return 0
+
+
+# Warm-up before --mem-limit: above api.GATHER_MIN vertices, so the distributed levels'
+# kernels load too, not only the coarsest solve's (after grid:100x100, prgg:20000 still
+# loaded 135 MiB of kernels per rank; after prgg:20000, prgg:262144 added 87 MiB).
+WARM_SPEC = "prgg:20000"
+
+
+def _limit_memory(c, mem_limit, verbose):
+    """Every rank loads its kernels on a small graph, then caps its address space; returns the cap."""
+    from ..memlimit import apply, mib
+    from .api import partition
+    partition(WARM_SPEC, 4, comm=c)
+    got = None
+    with c.collectively():
+        got = apply(*mem_limit)
+    caps = c.comm.gather(got, root=0)
+    if verbose and c.rank == 0:
+        print(f"matchpart: address space limited to {mib(max(x[0] for x in caps))} per rank (at most; "
+              f"{mib(max(x[1] for x in caps))} after loading the kernels)", file=sys.stderr)
+    return got[0]
 
 
 def _load_repaired(args):

@@ -13,7 +13,8 @@ from ..errors import MatchpartError
 
 class DistributedError(MatchpartError):
     """An error raised on some rank, re-raised on every rank. ``kind`` says what went wrong
-    ("input" for a bad graph or argument, "internal" otherwise); ``rank`` where it happened."""
+    ("input" for a bad graph or argument, "memory" for a MemoryError, "internal" otherwise);
+    ``rank`` where it happened."""
 
     def __init__(self, message, *, kind="input", rank=None):
         super().__init__(message)
@@ -168,7 +169,8 @@ class Comm:
         """Collective: if any rank passes an exception, every rank raises the first one
         (lowest rank) as a DistributedError with the same message; otherwise returns."""
         if error is not None and not isinstance(error, DistributedError):
-            kind = "input" if isinstance(error, (MatchpartError, ValueError, OSError)) else "internal"
+            kind = ("memory" if isinstance(error, MemoryError) else
+                    "input" if isinstance(error, (MatchpartError, ValueError, OSError)) else "internal")
             error = DistributedError(str(error), kind=kind, rank=self.rank)
         report = None if error is None else (str(error), error.kind, error.rank)
         reports = self.comm.allgather(report)

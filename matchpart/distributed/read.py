@@ -1,5 +1,6 @@
-"""Building a DistGraph: a METIS file read in parallel (each rank parses a byte range), any
-other input (formats, compressed files, generator specs, Graph objects) read on rank 0 and scattered."""
+"""Building a DistGraph: a METIS file read in parallel (each rank parses a byte range), the
+generator specs prgg, prmat and grid generated in parallel (generate.py), any other input
+(formats, compressed files, other specs, Graph objects) read on rank 0 and scattered."""
 from __future__ import annotations
 
 import os
@@ -14,6 +15,7 @@ from ..io.source import COMPRESSED_SUFFIXES, plain_suffix
 from ..io.text import token_error
 from .comm import as_comm
 from .dgraph import DistGraph, scatter_graph
+from .generate import generate, parallel_spec
 
 # Bytes read at a time while looking for the header or a line end (headers and lines are short).
 PROBE_BYTES = 1 << 16
@@ -26,6 +28,8 @@ def load(source, comm=None):
     c = as_comm(comm)
     if isinstance(source, DistGraph):
         return source
+    if parallel_spec(source):   # a pure test of the string: every rank takes the same branch
+        return generate(source, c)
     parallel = None
     with c.collectively():
         parallel = isinstance(source, (str, os.PathLike)) and _is_plain_metis(source)
