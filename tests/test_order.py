@@ -18,7 +18,8 @@ from matchpart.order.cover import konig_cover, max_matching_nb, min_vertex_cover
 from matchpart.order.fill import fill
 from matchpart.order.locality import bfs_numbering, median_spread, permute_symmetric, renumber_for_locality
 from matchpart.order.mindegree import halo_min_degree_order, min_degree_order
-from matchpart.order.nested import _with_halo, order
+from matchpart.order.ndkernel import with_halo as _with_halo
+from matchpart.order.nested import order
 from matchpart.order.separator import (ml_separator_best, ml_separator_nb, separator_from_bisection,
                                        separator_from_bisection_nb, thin_separator, vertex_separator)
 from matchpart.order.sepfm import side_weights
@@ -398,6 +399,36 @@ def test_order_beats_natural_and_is_deterministic():
     nd = fill(g, a.perm)
     natural = fill(g, np.arange(g.n))
     assert nd.nnz < 0.5 * natural.nnz and nd.flops < 0.2 * natural.flops
+
+
+_THREADS_SCRIPT = r"""
+import json
+import numpy as np
+import matchpart
+specs = ["delaunay:12000", "grid:30x30x12"]   # pieces of MULTI_SEP_MIN+ (several runs) and the threads' pieces
+out = {}
+for t in (1, 2):
+    out[t] = [np.asarray(matchpart.order(matchpart.generate(s), threads=t, seed=3).perm).tolist() for s in specs]
+comps = matchpart.Graph.from_scipy(__import__("scipy.sparse", fromlist=["x"]).block_diag(
+    [matchpart.generate("grid:50x50").to_scipy()] * 3, format="csr"))
+same_comps = np.array_equal(matchpart.order(comps, threads=1).perm, matchpart.order(comps, threads=2).perm)
+print(json.dumps({"same": out[1] == out[2], "same_comps": bool(same_comps)}))
+"""
+
+
+def test_order_is_the_same_for_1_and_2_threads():
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = str(Path(__file__).resolve().parent.parent)
+    env = dict(os.environ, NUMBA_NUM_THREADS="2", PYTHONPATH=root)
+    r = subprocess.run([sys.executable, "-c", _THREADS_SCRIPT], capture_output=True, text=True, env=env, timeout=1200)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert json.loads(r.stdout.strip().splitlines()[-1]) == {"same": True, "same_comps": True}
+    with pytest.raises(ValueError, match="threads"):
+        order(matchpart.generate("grid:5x5"), threads=0)
 
 
 def test_order_of_disconnected_graphs_and_empty_graph():

@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import numbers
 import time
+import warnings
 
+import numba
 import numpy as np
 
+from .. import threads as _threads
 from ..bisection import contract
 from ..errors import GraphError
-from ..jit import njit
 from ..refine.state import host_induced
 from .compress import MIN_COMPRESSION, identical_groups
 from .locality import renumber_for_locality
-from .mindegree import MAX_DENSE_VERTICES, MD_DELTA, halo_min_degree_order
-from .separator import ml_separator_best
+from .mindegree import MAX_DENSE_VERTICES
+from .ndkernel import MULTI_SEPS, nd_kernel
 
 # ---- tunables -------------------------------------------------------------------------
 # Pieces of at most this many vertices are ordered by minimum degree instead of being
@@ -30,11 +32,6 @@ LEAF_SIZE = 250
 # runs is both cheaper and smaller; above, the chosen matcher's threads / GPU are expected
 # to pay (not measured).
 PY_MIN_VERTICES = 1_000_000
-# Pieces of at least this many vertices get MULTI_SEPS separators, the lightest kept (METIS's
-# nseps): their separators make most of the flops. 5 graphs x 2 seeds: flops 1.120 -> 1.084 x
-# METIS's (rgg_n_2_15_s0 1.094 -> 0.997 x).
-MULTI_SEP_MIN = 8000
-MULTI_SEPS = 3
 # Coarsening levels those runs share (separator.ml_separator_best): only the best run's
 # separator is refined on them. 9 benchmark graphs x 3 seeds against METIS: 0 levels flops
 # 1.067 x, CPU 2.52 x; 1 level 1.086 x, 2.13 x; 2 levels 1.105 x, 1.95 x (grid:40x40x40 0.89 ->
@@ -56,190 +53,13 @@ ND_SEP_PASSES = 3
 # 1.050 x at 0.4, 1.052 x at 0.5, 1.253 x at 0.7; fe_4elt2 + two 3-D grids 1.384 x at 0.2,
 # 1.299 x at 0.3, 1.295 x at 0.4.
 ORDER_EPS = 0.3
+# Pieces above this many vertices are split one depth at a time, all separator runs of a depth
+# on the threads; the smaller ones' whole recursions run on the threads, largest first. NOT yet
+# measured (the 2-core machine was saturated by other work): 2000 only so that airfoil1 (4253
+# vertices) still gives the threads two pieces; the result does not depend on the thread count.
+PAR_SPLIT_MIN = 2000
 # Hash stream of the kernel's seed (distinct from the separators' own seeds).
 KERNEL_STREAM = 0x0D15
-
-
-@njit(cache=True, internal=True)
-def _components(indptr, indices):
-    """(label per vertex, count) of the connected components (breadth-first search)."""
-    n = indptr.shape[0] - 1
-    comp = np.full(n, -1, dtype=np.int64)
-    queue = np.empty(n, dtype=np.int64)
-    nc = 0
-    for s in range(n):
-        if comp[s] >= 0:
-            continue
-        comp[s] = nc
-        queue[0] = s
-        head, tail = 0, 1
-        while head < tail:
-            v = queue[head]
-            head += 1
-            for e in range(indptr[v], indptr[v + 1]):
-                u = indices[e]
-                if comp[u] < 0:
-                    comp[u] = nc
-                    queue[tail] = u
-                    tail += 1
-        nc += 1
-    return comp, nc
-
-
-@njit(cache=True, internal=True)
-def _regroup(verts, lo, labels, nlabels):
-    """Stable reorder of verts[lo:lo + len(labels)] by label; returns the label offsets."""
-    ns = labels.shape[0]
-    start = np.zeros(nlabels + 1, dtype=np.int64)
-    for i in range(ns):
-        start[labels[i] + 1] += 1
-    for c in range(nlabels):
-        start[c + 1] += start[c]
-    at = start.copy()
-    moved = np.empty(ns, dtype=np.int64)
-    for i in range(ns):
-        moved[at[labels[i]]] = verts[lo + i]
-        at[labels[i]] += 1
-    for i in range(ns):
-        verts[lo + i] = moved[i]
-    return start
-
-
-@njit(cache=True)
-def nd_kernel(indptr, indices, ewgt, vwgt, verts, iperm, tasks, eps, seed, leaf_size, passes, runs, shared, window):
-    """Nested dissection of the pieces ``tasks`` (rows lo, hi, depth: the vertices verts[lo:hi],
-    numbered lo..hi-1) in one compiled call; fills ``iperm`` (new number per vertex) and
-    returns the separators found as rows (depth, vertices, weight). ``passes``: separator FM
-    passes per level; ``runs``: separators tried on pieces of MULTI_SEP_MIN+ vertices, sharing
-    their first ``shared`` coarsening levels."""
-    n = verts.shape[0]
-    np.random.seed(seed)
-    local = np.full(indptr.shape[0] - 1, -1, dtype=np.int64)
-    stack = np.empty((n + tasks.shape[0] + 1, 3), dtype=np.int64)
-    top = 0
-    for t in range(tasks.shape[0]):
-        stack[top] = tasks[t]
-        top += 1
-    seps = np.empty((n + 1, 3), dtype=np.float64)
-    nseps = 0
-    while top > 0:
-        top -= 1
-        lo, hi, depth = stack[top, 0], stack[top, 1], stack[top, 2]
-        size = hi - lo
-        if size == 0:
-            continue
-        if size <= leaf_size:
-            _number_by_min_degree(indptr, indices, vwgt, verts, lo, hi, iperm, local)
-            continue
-        sub = host_induced(indptr, indices, ewgt, vwgt, verts[lo:hi], local)
-        comp, ncomp = _components(sub[0], sub[1])
-        if ncomp > 1:
-            start = _regroup(verts, lo, comp, ncomp)
-            for c in range(ncomp):
-                stack[top, 0], stack[top, 1], stack[top, 2] = lo + start[c], lo + start[c + 1], depth
-                top += 1
-            continue
-        where = ml_separator_best(sub[0], sub[1], sub[2], sub[3], eps, passes, runs if size >= MULTI_SEP_MIN else 1,
-                                  shared, window)
-        start = _regroup(verts, lo, where, 3)
-        n0, n1 = start[1], start[2] - start[1]
-        if n0 == 0 or n1 == 0:       # no split: a dense piece
-            if size <= MAX_DENSE_VERTICES:
-                _number_by_min_degree(indptr, indices, vwgt, verts, lo, hi, iperm, local)
-                continue
-            if start[2] == size or start[2] == 0:   # nothing separated at all: natural order
-                for p in range(lo, hi):
-                    iperm[verts[p]] = p
-                continue
-        w = 0.0
-        for p in range(lo + start[2], hi):
-            iperm[verts[p]] = p
-            w += vwgt[verts[p]]
-        seps[nseps, 0], seps[nseps, 1], seps[nseps, 2] = depth, size - start[2], w
-        nseps += 1
-        stack[top, 0], stack[top, 1], stack[top, 2] = lo, lo + n0, depth + 1
-        stack[top + 1, 0], stack[top + 1, 1], stack[top + 1, 2] = lo + n0, lo + n0 + n1, depth + 1
-        top += 2
-    return seps[:nseps]
-
-
-@njit(cache=True, internal=True)
-def _with_halo(indptr, indices, vwgt, piece, local):
-    """CSR (indptr, indices, vwgt) of the piece's vertices (0..p-1, as in ``piece``) followed by
-    its halo: the outside neighbours (all in ancestor separators), with the piece-halo edges
-    only. ``local`` is -1 everywhere before and after."""
-    p = piece.shape[0]
-    for i in range(p):
-        local[piece[i]] = i
-    nh = 0
-    halo = np.empty(p + 1, dtype=np.int64)
-    m = 0
-    for i in range(p):
-        v = piece[i]
-        for e in range(indptr[v], indptr[v + 1]):
-            u = indices[e]
-            if local[u] < 0:
-                if nh == halo.shape[0]:
-                    grown = np.empty(2 * nh, dtype=np.int64)
-                    grown[:nh] = halo
-                    halo = grown
-                local[u] = p + nh
-                halo[nh] = u
-                nh += 1
-            m += 1
-    deg = np.zeros(p + nh + 1, dtype=np.int64)
-    for i in range(p):
-        v = piece[i]
-        deg[i + 1] += indptr[v + 1] - indptr[v]
-        for e in range(indptr[v], indptr[v + 1]):
-            if local[indices[e]] >= p:
-                deg[local[indices[e]] + 1] += 1
-    for i in range(p + nh):
-        deg[i + 1] += deg[i]
-    sub_indices = np.empty(2 * m, dtype=np.int64)
-    at = deg[:-1].copy()
-    for i in range(p):
-        v = piece[i]
-        for e in range(indptr[v], indptr[v + 1]):
-            u = local[indices[e]]
-            sub_indices[at[i]] = u
-            at[i] += 1
-            if u >= p:
-                sub_indices[at[u]] = i
-                at[u] += 1
-    sub_vwgt = np.empty(p + nh, dtype=vwgt.dtype)
-    for i in range(p):
-        sub_vwgt[i] = vwgt[piece[i]]
-        local[piece[i]] = -1
-    for j in range(nh):
-        sub_vwgt[p + j] = vwgt[halo[j]]
-        local[halo[j]] = -1
-    return deg, sub_indices[:deg[p + nh]], sub_vwgt
-
-
-@njit(cache=True, internal=True)
-def _number_by_min_degree(indptr, indices, vwgt, verts, lo, hi, iperm, local):
-    """Number verts[lo:hi] lo..hi-1 by multiple minimum degree, their halo of ancestor
-    separator vertices counted in the degrees where piece and halo fit the dense kernel."""
-    sub = _with_halo(indptr, indices, vwgt, verts[lo:hi], local)
-    size = hi - lo
-    if sub[0].shape[0] - 1 > MAX_DENSE_VERTICES:
-        ptr, idx = sub[0], sub[1]
-        # drop the halo: keep the piece's own rows and their in-piece entries
-        keep = np.empty(idx.shape[0], dtype=np.int64)
-        nptr = np.zeros(size + 1, dtype=np.int64)
-        k = 0
-        for i in range(size):
-            for e in range(ptr[i], ptr[i + 1]):
-                if idx[e] < size:
-                    keep[k] = idx[e]
-                    k += 1
-            nptr[i + 1] = k
-        order = halo_min_degree_order(nptr, keep[:k], sub[2][:size], size, MD_DELTA)
-    else:
-        order = halo_min_degree_order(sub[0], sub[1], sub[2], size, MD_DELTA)
-    for k in range(size):
-        iperm[verts[lo + order[k]]] = lo + k
 
 
 class OrderResult(tuple):
@@ -259,7 +79,7 @@ class OrderResult(tuple):
 
 
 def order(graph, *, matcher="local_max", rating="expansion_star2", eps=ORDER_EPS, seed=0, leaf_size=LEAF_SIZE,
-          compress=True, method="apfb", device="auto"):
+          compress=True, method="apfb", device="auto", threads=None):
     """A fill-reducing nested-dissection ordering of ``graph``: returns ``(perm, iperm)``
     (numpy int64; an OrderResult) with pymetis.nested_dissection's meaning: the permuted
     matrix is A[perm][:, perm], vertex v is eliminated iperm[v]-th.
@@ -268,12 +88,13 @@ def order(graph, *, matcher="local_max", rating="expansion_star2", eps=ORDER_EPS
     whose numbering scatters neighbours is renumbered breadth-first (locality.py); then each
     piece is split by a vertex separator (vertex_separator's multilevel method with
     ``matcher``/``rating``/``method`` on pieces of more than PY_MIN_VERTICES vertices, the
-    compiled heavy-edge version below, the lightest of MULTI_SEPS on pieces of MULTI_SEP_MIN+
+    compiled heavy-edge version of ndkernel.py, the lightest of MULTI_SEPS on pieces of MULTI_SEP_MIN+
     vertices), the separator numbered after both sides, the sides ordered recursively;
     disconnected pieces are ordered one component at a time, pieces of at most ``leaf_size``
     vertices by multiple minimum degree with their halo of ancestor-separator vertices
     counted in the degrees. ``eps``: each side weighs at most (1 + eps) / 2 of its piece
-    (ORDER_EPS = 0.3 by default). Deterministic for a seed; independent of the thread count.
+    (ORDER_EPS = 0.3 by default). ``threads``: how many the compiled dissection uses (None:
+    every core); the result is deterministic for a seed and the same for any thread count.
     """
     from ..io import as_graph
     from ..matchers import resolve
@@ -288,6 +109,7 @@ def order(graph, *, matcher="local_max", rating="expansion_star2", eps=ORDER_EPS
         raise GraphError(f"seed must be a non-negative integer, got {seed!r}", kind="invalid")
     if method not in ("apfb", "apsb"):
         raise GraphError(f"unknown method {method!r}; choose apfb or apsb", kind="invalid")
+    threads = _threads.check(threads)
     resolve(matcher)   # an unknown matcher fails now, not only once a piece is large enough to use it
     g = as_graph(graph)
     host = g.to("cpu")
@@ -312,9 +134,13 @@ def order(graph, *, matcher="local_max", rating="expansion_star2", eps=ORDER_EPS
     tasks, seps = _dissect_top(indptr, indices, ewgt, vwgt, verts, iperm_c, matcher=matcher, rating=rating,
                                eps=float(eps), seed=int(seed), method=method, device=device, leaf_size=leaf_size)
     kseed = (int(seed) * 1_000_003 + KERNEL_STREAM) % (2**31 - 1)
-    ksep = nd_kernel(indptr, indices, ewgt, vwgt, verts, iperm_c,
-                     np.asarray(tasks, dtype=np.int64).reshape(-1, 3), float(eps), kseed, int(leaf_size),
-                     ND_SEP_PASSES, MULTI_SEPS, MULTI_SHARED_LEVELS, MATCH_WINDOW)
+    with _threads.limit(threads), warnings.catch_warnings():
+        # compiling it, numba says that nd_kernel has no parallel loop: its prange loops do run on
+        # the threads, the warning comes from a nested compile of their loop bodies (as fm.py's)
+        warnings.simplefilter("ignore", numba.NumbaPerformanceWarning)
+        ksep = nd_kernel(indptr, indices, ewgt, vwgt, verts, iperm_c,
+                         np.asarray(tasks, dtype=np.int64).reshape(-1, 3), float(eps), kseed, int(leaf_size),
+                         ND_SEP_PASSES, MULTI_SEPS, MULTI_SHARED_LEVELS, MATCH_WINDOW, max(PAR_SPLIT_MIN, leaf_size))
     separators = np.vstack([np.asarray(seps, dtype=np.float64).reshape(-1, 3), ksep])
     if old is not None:   # back to the (compressed) graph's own numbering
         renumbered = iperm_c
