@@ -62,7 +62,7 @@ def _steps(tmp):
         ("partition vertex weights, METIS file", cli(str(metis_file), "8")),
         ("partition two weights per vertex (ncon = 2), METIS file", cli(str(ncon_file), "8")),
         ("partition float edge weights", lambda: partition(float_edges, 8, device="cpu")),
-        ("parallel FM, float edge weights", lambda: _with_pair_rounds(lambda: partition(float_edges, 8, device="cpu"))),
+        ("parallel FM, float edge weights", lambda: with_pair_rounds(lambda: partition(float_edges, 8, device="cpu"))),
         ("threaded gathering, float edge weights",
          lambda: _with_threaded_gathering(lambda: partition(float_edges, 8, device="cpu"))),
         ("match local_max", lambda: match(small, device="cpu")),
@@ -70,7 +70,7 @@ def _steps(tmp):
     return steps
 
 
-def _with_pair_rounds(call):
+def with_pair_rounds(call):
     """``call`` with refine/parallel_fm's rounds on graphs of any size (they take over from
     30 000 vertices: the README's command compiles them for integer weights only)."""
     from .refine import parallel_fm
