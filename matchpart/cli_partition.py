@@ -71,7 +71,7 @@ WARM_SPEC = "delaunay:3000"
 
 def _warm_single():
     import matchpart
-    from .precompile import with_pair_rounds
+    from .refine.parallel_fm import with_pair_rounds
     # parallel FM's rounds take over from 30 000 vertices: forced here, so they load too
     with_pair_rounds(lambda: matchpart.partition(matchpart.generate(WARM_SPEC), 4, device="cpu"))
 

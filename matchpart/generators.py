@@ -13,13 +13,9 @@ import re
 
 import numpy as np
 
+from .generator_models import RGG_RADIUS_FACTOR, RMAT_A, RMAT_B, RMAT_C, _from_pairs  # noqa: F401
 from .graph import Graph
 
-# Radius factor for random geometric graphs: r = RGG_RADIUS_FACTOR * sqrt(ln n / n) is the
-# DIMACS10 / KaHIP convention and makes the graph connected with high probability.
-RGG_RADIUS_FACTOR = 0.55
-# Graph500 R-MAT quadrant probabilities (d = 1 - a - b - c = 0.05).
-RMAT_A, RMAT_B, RMAT_C = 0.57, 0.19, 0.19
 RMAT_EDGEFACTOR = 16
 # Largest sizes accepted from a spec, so a typo cannot ask for terabytes.
 MAX_SPEC_VERTICES = 1 << 31
@@ -39,28 +35,6 @@ SPEC_FORMS = (
     "prgg:N                rgg from hashed points, numbered by cell: the same graph for any number of MPI ranks",
     "prmat:SCALE[:EF]      rmat in fixed chunks of counter-based draws: the same graph for any number of MPI ranks",
 )
-
-
-def _from_pairs(u, v, n):
-    """Graph from undirected pairs that may contain self-loops and duplicates (removed).
-
-    Built directly as a symmetric CSR (scipy's counting-sort conversion merges the
-    duplicates), which is valid by construction, so the O(m log m) validation is skipped.
-    """
-    import scipy.sparse as sp
-    from . import backend
-    u = np.asarray(u, dtype=np.int64)
-    v = np.asarray(v, dtype=np.int64)
-    keep = u != v
-    u, v = u[keep], v[keep]
-    rows = np.concatenate([u, v])
-    cols = np.concatenate([v, u])
-    A = sp.csr_matrix((np.ones(rows.shape[0], dtype=np.int64), (rows, cols)), shape=(n, n))
-    A.sum_duplicates()  # also sorts each row
-    indices = A.indices.astype(np.int32 if n < 2**31 - 1 else np.int64)
-    ones = np.ones(indices.shape[0], dtype=np.int64)
-    return Graph._trusted(A.indptr.astype(np.int64), indices, ones, np.ones(n, dtype=np.int64),
-                          backend.get("cpu"))
 
 
 def _check_count(name, value, minimum=1):

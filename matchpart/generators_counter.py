@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from .generators import RGG_RADIUS_FACTOR, RMAT_A, RMAT_B, RMAT_C, _from_pairs
+from .generator_models import RGG_RADIUS_FACTOR, RMAT_A, RMAT_B, RMAT_C, _from_pairs
 
 # Edges per R-MAT chunk: each chunk is one Philox stream, so this fixes the graph (changing it
 # changes every prmat graph); 2^16 keeps a chunk's temporaries small and chunks many.

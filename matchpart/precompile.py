@@ -29,6 +29,7 @@ def _steps(tmp):
     import numpy as np
 
     from . import generate, match, partition, save_graph
+    from .refine import parallel_fm
     from .cli import main
     from .graph import Graph
 
@@ -62,24 +63,12 @@ def _steps(tmp):
         ("partition vertex weights, METIS file", cli(str(metis_file), "8")),
         ("partition two weights per vertex (ncon = 2), METIS file", cli(str(ncon_file), "8")),
         ("partition float edge weights", lambda: partition(float_edges, 8, device="cpu")),
-        ("parallel FM, float edge weights", lambda: with_pair_rounds(lambda: partition(float_edges, 8, device="cpu"))),
+        ("parallel FM, float edge weights", lambda: parallel_fm.with_pair_rounds(lambda: partition(float_edges, 8, device="cpu"))),
         ("threaded gathering, float edge weights",
          lambda: _with_threaded_gathering(lambda: partition(float_edges, 8, device="cpu"))),
         ("match local_max", lambda: match(small, device="cpu")),
     ]
     return steps
-
-
-def with_pair_rounds(call):
-    """``call`` with refine/parallel_fm's rounds on graphs of any size (they take over from
-    30 000 vertices: the README's command compiles them for integer weights only)."""
-    from .refine import parallel_fm
-    saved = parallel_fm.PARALLEL_FM_MIN_VERTICES
-    parallel_fm.PARALLEL_FM_MIN_VERTICES = 0
-    try:
-        call()
-    finally:
-        parallel_fm.PARALLEL_FM_MIN_VERTICES = saved
 
 
 def _with_threaded_gathering(call):

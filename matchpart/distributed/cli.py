@@ -80,7 +80,7 @@ WARM_SPEC = "prgg:20000"
 def _limit_memory(c, mem_limit, verbose):
     """Every rank loads its kernels on a small graph, then caps its address space; returns the cap."""
     from ..memlimit import apply, mib
-    from ..precompile import with_pair_rounds
+    from ..refine.parallel_fm import with_pair_rounds
     from .api import partition
     # parallel FM's rounds take over from 30 000 vertices: forced here, so they load too
     with_pair_rounds(lambda: partition(WARM_SPEC, 4, comm=c))

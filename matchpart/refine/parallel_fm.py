@@ -46,6 +46,18 @@ PARALLEL_FM_MIN_VERTICES = 30_000
 MAX_BOUNDARY_SHARE = 0.5
 
 
+def with_pair_rounds(call):
+    """``call()`` with the rounds on graphs of any size (they take over from
+    PARALLEL_FM_MIN_VERTICES): warm-ups on small graphs load or compile their kernels too."""
+    global PARALLEL_FM_MIN_VERTICES
+    saved = PARALLEL_FM_MIN_VERTICES
+    PARALLEL_FM_MIN_VERTICES = 0
+    try:
+        return call()
+    finally:
+        PARALLEL_FM_MIN_VERTICES = saved
+
+
 @njit(cache=True)
 def new_workspace(n):
     """Per-vertex scratch for parallel_refine_nb on graphs of up to n vertices, reusable by
