@@ -195,9 +195,10 @@ def test_a_graph_one_process_cannot_hold_under_a_limit_partitions_on_4_ranks(tmp
     one = subprocess.run(cli, capture_output=True, text=True, timeout=LAUNCH_TIMEOUT, cwd=str(ROOT),
                          env=dict(os.environ, PYTHONPATH=str(ROOT), NUMBA_NUM_THREADS="1"))
     assert one.returncode == 1, (one.returncode, one.stderr[-2000:])
-    # one line, the memory kind's message, no traceback
-    assert one.stderr.strip().startswith("matchpart: error: out of memory:"), one.stderr[-2000:]
-    assert one.stderr.strip().count("\n") == 0 and not out.exists()
+    # one line, the memory kind's message, no traceback (after the notice a cold cache prints)
+    said = [line for line in one.stderr.strip().splitlines() if not line.startswith("matchpart: compiling kernels")]
+    assert len(said) == 1 and said[0].startswith("matchpart: error: out of memory:"), one.stderr[-2000:]
+    assert not out.exists()
     # a first run at this size compiles kernels the command's small warm-up does not reach
     # (in CI's fresh cache), and LLVM aborts when it runs out of room while compiling
     warm = _launch(4, cli[:cli.index("--mem-limit")] + cli[cli.index("--mem-limit") + 2:])
