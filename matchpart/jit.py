@@ -51,11 +51,25 @@ else:
         _impl = None
 
 
+def _frozen_parallel(options):
+    """``parallel=`` given as a dict becomes numba's ParallelOptions. numba reads such a dict by
+    popping its keys, once per compilation: the package's one PRANGE_ONLY dict held its
+    settings for the first kernel compiled in a process only, and every later compilation
+    (another kernel, another signature) got all of numba's conversions, each np.zeros and
+    array expression a thread-pool launch, whichever kernel happened to compile first (an
+    ordering ran 2 x slower after the tests had compiled other kernels first)."""
+    if isinstance(options.get("parallel"), dict):
+        from numba.core.cpu_options import ParallelOptions
+        options["parallel"] = ParallelOptions(dict(options["parallel"]))
+    return options
+
+
 if _impl is not None:
-    njit = _impl.njit
+    def njit(function=None, **options):
+        return _impl.njit(function, **_frozen_parallel(options))
 else:
     def njit(function=None, *, cache=False, internal=False, **options):
         """numba.njit; ``internal`` is accepted and ignored."""
         import numba
-        decorator = numba.njit(cache=cache, **options)
+        decorator = numba.njit(cache=cache, **_frozen_parallel(options))
         return decorator(function) if function is not None else decorator

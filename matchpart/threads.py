@@ -36,6 +36,7 @@ CHUNK = 2048
 PARALLEL_MIN_ITEMS = 4096
 # numba's parallel=... for the package's kernels: prange loops only. Its other conversions
 # would turn every np.zeros / array expression of a kernel into a thread-pool launch.
+# (jit.njit hands numba a ParallelOptions made from it: numba empties a dict as it reads it.)
 # (prange's index is unsigned: a kernel's chunk functions take np.int64(c), as the serial loop
 # passes c, so that numba compiles one specialisation of each.)
 PRANGE_ONLY = {"prange": True, "comprehension": False, "numpy": False, "reduction": False, "setitem": False,

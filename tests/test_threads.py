@@ -268,3 +268,36 @@ def test_limit_hands_out_chunks_one_at_a_time_and_restores_numbas_settings():
         assert count == 1 and numba.get_num_threads() == 1
         assert numba.get_parallel_chunksize() == threads.CHUNKS_PER_TAKE
     assert (numba.get_num_threads(), numba.get_parallel_chunksize()) == before
+
+
+def _parfor_gufuncs(dispatcher):
+    import re
+    return [len(set(re.findall(r"numba_parfor_gufunc_0x[0-9a-f]+", str(cres.library._final_module))))
+            for cres in dispatcher.overloads.values()]
+
+
+def test_prange_only_holds_for_every_kernel_compiled_after_others():
+    # numba pops the keys of a parallel=dict as it reads them: a shared dict would leave the
+    # second compilation in a process with all of numba's conversions (np.zeros, array
+    # expressions and sums as thread-pool launches)
+    from matchpart.jit import njit
+    from numba import prange
+
+    g = matchpart.generate("delaunay:3000", seed=1)
+    matchpart.partition(g, 4, seed=0)              # the package's parallel kernels compile first
+    assert threads.PRANGE_ONLY["numpy"] is False and threads.PRANGE_ONLY["prange"] is True
+
+    def body(x):
+        y = np.zeros(x.size)                       # numba's "numpy" conversion: a parfor
+        z = x * 2                                  # an array expression: a parfor
+        for i in prange(x.size):
+            y[i] = z[i] + x.sum()                  # a reduction inside: a parfor
+        return y
+
+    kernel = njit(parallel=threads.PRANGE_ONLY)(body)
+    kernel(np.ones(10))
+    kernel(np.ones(10, dtype=np.float32))          # a second signature of the same kernel
+    assert _parfor_gufuncs(kernel) == [1, 1]
+    everything = njit(parallel=True)(body)         # the check can fail: all conversions on
+    everything(np.ones(10))
+    assert _parfor_gufuncs(everything)[0] > 1
