@@ -31,10 +31,6 @@ STALL_MOVES_MAX = 1000
 # Localized multi-try FM (k > 2): a local search stops after this many moves without a new
 # best. Local searches are many and short; a long tail just wanders away from the seed.
 LOCAL_STALL_MOVES = 40
-# Row entries ahead at which a move prefetches a neighbour's cache slots and heap slot
-# (BA 2^20, k = 32, default: the finest level's FM pass 13.6 -> 11.5 s, the same moves; 16 was
-# slower than 8).
-_AHEAD = 8
 
 
 @njit(cache=True)
@@ -91,22 +87,18 @@ def _move_and_requeue(v, to, skip, indptr, indices, ewgt, vwgt, parts, bw, maxw,
     parts[v] = to
     bw[frm] -= vwgt[v]
     bw[to] += vwgt[v]
-    block, nb, start = cache[0], cache[3], cache[5]
+    nb = cache[3]
     end = indptr[v + 1]
     for e in range(indptr[v], end):
-        # the neighbours a few entries on: their slot range and heap slot, then (nearer)
-        # their entries and heap key; each is a cache miss on large graphs
-        if e + _AHEAD < end:
-            ahead = indices[e + _AHEAD]
-            prefetch(nb, ahead)
-            prefetch(start, ahead)
+        # the neighbours a few entries on: their cache entries (as gain_cache.move), heap slot
+        # and, nearer, heap key; each is a cache miss on large graphs
+        gc.prefetch_entries_ahead(e, end, indices, cache)
+        if e + gc.SLOTS_AHEAD < end:
+            ahead = indices[e + gc.SLOTS_AHEAD]
             prefetch(pos, ahead)
             prefetch(skip, ahead)
-        if e + _AHEAD // 2 < end:
-            near = indices[e + _AHEAD // 2]
-            if nb[near] >= 0:
-                prefetch(block, start[near])
-            i = pos[near]
+        if e + gc.ENTRIES_AHEAD < end:
+            i = pos[indices[e + gc.ENTRIES_AHEAD]]
             if i >= 0:
                 prefetch(keys, i)
         u = indices[e]
