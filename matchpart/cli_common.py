@@ -76,8 +76,9 @@ def device_arg(sp):
 def cluster_fallback_arg(sp):
     """--no-cluster-fallback for the commands that coarsen by matching."""
     sp.add_argument("--no-cluster-fallback", dest="cluster_fallback", action="store_false",
-                    help="keep the matcher on every level (default: a matching level that removes few edges, "
-                         "as on power-law graphs, is redone by clustering, and so are the levels after it)")
+                    help="keep the matcher on every level (default: graphs of mean degree 7 or more are clustered "
+                         "on every level; on others a matching level that removes few edges, as on power-law "
+                         "graphs, is redone by clustering, and so are the levels after it)")
 
 
 def threads_arg(sp):

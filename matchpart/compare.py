@@ -35,9 +35,10 @@ def compare(graph, k, matchers=None, *, seeds=DEFAULT_SEEDS, repeats=None, eps=0
     a graph they are sorted by median cut (all-feasible matchers first). ``progress``, if
     given, is called with a line per finished run. ``threads``: CPU threads per run (default
     None: every core); no cut depends on it. ``cluster_fallback``: as in ``partition``; the
-    default lets clustering redo a matching level that removes few edges and every level
-    after it (power-law graphs), where the matchers then differ only on the levels before;
-    False keeps each matcher on every level. ``clustered_levels`` (mean per run) says how
+    default clusters every level of a graph of mean degree 7 or more, and lets clustering
+    redo a matching level that removes few edges and every level after it (power-law
+    graphs), where the matchers then differ only on the levels before; False keeps each
+    matcher on every level. ``clustered_levels`` (mean per run) says how
     many levels clustering made.
     """
     from .matchers import available

@@ -166,9 +166,11 @@ def partition(graph, k, *, matcher="local_max", rating="expansion_star2", eps=0.
     matcher: a registered matcher name (see ``matchpart.matchers.available()``) or a
     callable; rating: edge rating used by weighted matchers; coarsening: "matching" or
     "cluster" (size-constrained label propagation); with "matching", ``cluster_fallback``
-    (default True) lets clustering take over from the first matching level that removes few
-    edges (power-law graphs; see coarsen.hierarchy.CLUSTER_WHEN_EDGES_KEPT), False keeps the
-    matcher on every level; preset: "fast", "default", "strong".
+    (default True) clusters every level of a graph of mean degree 7 or more
+    (coarsen.hierarchy.CLUSTER_WHEN_MEAN_DEGREE) and lets clustering take over from the
+    first matching level that removes few edges on others (power-law graphs;
+    CLUSTER_WHEN_EDGES_KEPT); False keeps the matcher on every level; preset: "fast",
+    "default", "strong".
     target_weights: k fractions summing to 1 (METIS's tpwgts); block i is then bounded by
     (1 + eps) * ceil(t_i * W). progress: called with a short text at each step (coarsening,
     initial partitioning, each refined level), e.g. to show progress on long runs.

@@ -130,7 +130,13 @@ def _clustered(levels):
     return [lv.stats.get("clustered", False) for lv in levels[:-1]]
 
 
-def test_power_law_levels_switch_to_clustering():
+@pytest.fixture
+def edges_kept_rule_alone(monkeypatch):
+    # the mean-degree rule would cluster these power-law graphs from the start
+    monkeypatch.setattr(hierarchy, "CLUSTER_WHEN_MEAN_DEGREE", float("inf"))
+
+
+def test_power_law_levels_switch_to_clustering(edges_kept_rule_alone):
     g = load_graph("rmat:13")
     levels = coarsen(g, coarsen_to=200, seed=1)
     flags = _clustered(levels)
@@ -143,7 +149,21 @@ def test_power_law_levels_switch_to_clustering():
     assert not any(lv["clustered"] for lv in matchpart.partition(g, 8, seed=1, cluster_fallback=False).levels)
 
 
-@pytest.mark.parametrize("graph", ["delaunay:4000", "rgg:4000", "4elt.graph", "PGPgiantcompo.graph"])
+@pytest.mark.parametrize("graph", ["rgg:4000", "rmat:12", "er:3000:9"])
+def test_graphs_of_high_mean_degree_are_clustered_from_the_first_level(graph):
+    g = load_graph(graph)
+    assert 2 * g.m >= hierarchy.CLUSTER_WHEN_MEAN_DEGREE * g.n
+    levels = coarsen(g, coarsen_to=100, seed=2)
+    assert len(levels) > 2 and all(_clustered(levels))
+    assert "matching_edges_kept" not in levels[0].stats     # no matching was computed
+    assert not any(_clustered(coarsen(g, coarsen_to=100, seed=2, cluster_fallback=False)))
+    on = matchpart.partition(g, 8, seed=2)
+    assert on.feasible and all(lv["clustered"] for lv in on.levels[:-1])
+    off = matchpart.partition(g, 8, seed=2, cluster_fallback=False)
+    assert off.feasible and not any(lv["clustered"] for lv in off.levels)
+
+
+@pytest.mark.parametrize("graph", ["delaunay:4000", "grid:60x60", "4elt.graph", "PGPgiantcompo.graph"])
 def test_meshes_and_shared_graphs_keep_their_matchings(graph):
     g = load_graph(shared_graph(graph) if graph.endswith(".graph") else graph)
     for coarsen_to in (100, 500):
@@ -153,7 +173,7 @@ def test_meshes_and_shared_graphs_keep_their_matchings(graph):
     assert np.array_equal(on.parts, off.parts)
 
 
-def test_the_estimate_skips_only_the_contraction_the_fallback_throws_away(monkeypatch):
+def test_the_estimate_skips_only_the_contraction_the_fallback_throws_away(monkeypatch, edges_kept_rule_alone):
     g = load_graph("rmat:16")                 # 2^16 vertices: enough samples for the estimate
     built = []
     real = hierarchy.contract

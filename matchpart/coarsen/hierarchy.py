@@ -33,6 +33,13 @@ CLUSTER_WHEN_EDGES_KEPT = 0.85
 # A level that keeps more vertices than this has stalled on the vertex weight cap (the last
 # levels of meshes keep up to 0.99 of both): clustering would not help it either.
 CLUSTER_WHEN_VERTICES_KEPT = 0.75
+# A graph of at least this mean degree is clustered from its first level on
+# (cluster_fallback): a matching contracts one edge per two vertices, while label
+# propagation gathers a dense neighbourhood whole. Default preset, one thread, clustering
+# against matching: rgg and Watts-Strogatz graphs (mean degree 7.9-10.5) 0.67-0.92 x the
+# cut in 0.6-1.2 x the time; a 27-point grid (24) and random graphs (6-8) 0.98-1.02 x;
+# meshes (5.8-6.0) 1.00-1.10 x and PGPgiantcompo (4.6) 0.95-1.03 x, which stay below.
+CLUSTER_WHEN_MEAN_DEGREE = 7.0
 # Before contracting the first matching level, the share of edges it keeps is estimated
 # from a sample (kept.py); at CLUSTER_WHEN_EDGES_KEPT + ESTIMATE_MARGIN or more the level is
 # clustered at once, and the matching's contraction is never built (R-MAT 2^19: 0.6 s of a
@@ -137,10 +144,11 @@ def coarsen(graph, *, matcher="local_max", rating="expansion_star2", seed=0, coa
     ``min_shrink`` of its vertices (stalled even after two-hop pairing), or after
     ``max_levels``. ``max_vertex_weight`` caps coarse vertex weights (default
     1.5 * W / coarsen_to). ``clusterer(graph, cap, seed) -> (mapping, n_coarse, stats)``
-    replaces matching when given (cluster coarsening). ``cluster_fallback``: when a matching
-    level removes few edges (``matching_keeps_edges``), redo it and every later level with
-    ``cluster_mapping``; False keeps the matcher on every level. Each level's stats say
-    whether it was ``clustered``.
+    replaces matching when given (cluster coarsening). ``cluster_fallback``: cluster every
+    level with ``cluster_mapping`` when the graph has a mean degree of at least
+    CLUSTER_WHEN_MEAN_DEGREE, and otherwise from the first matching level that removes few
+    edges (``matching_keeps_edges``) on; False keeps the matcher on every level. Each level's
+    stats say whether it was ``clustered``.
 
     ``parts`` (block per vertex, optional): contract only vertices of the same block, so the
     partition projects exactly onto every coarse graph (the next V-cycle of an iterated
@@ -157,6 +165,8 @@ def coarsen(graph, *, matcher="local_max", rating="expansion_star2", seed=0, coa
         parts = be.to_device(parts).astype(xp.int64)
     levels = [Level(graph, parts=parts)]
     g = graph
+    if clusterer is None and cluster_fallback and 2 * graph.m >= CLUSTER_WHEN_MEAN_DEGREE * graph.n > 0:
+        clusterer = cluster_mapping
     for depth in range(max_levels):
         if g.n <= coarsen_to:
             break
