@@ -26,12 +26,22 @@ def _prefix(group, order_key, weight, limit, at_least_one):
     ``at_least_one`` the item crossing the limit too). Returns a keep flag per item."""
     n = group.shape[0]
     o1 = np.argsort(order_key, kind="mergesort")        # stable: ties keep the index order
-    o2 = np.argsort(group[o1], kind="mergesort")
+    # then a stable counting sort by group (k of them) instead of a second mergesort
+    start = np.zeros(limit.shape[0] + 1, dtype=np.int64)
+    for i in range(n):
+        start[group[i] + 1] += 1
+    for b in range(limit.shape[0]):
+        start[b + 1] += start[b]
+    order = np.empty(n, dtype=np.int64)
+    for t in range(n):
+        i = o1[t]
+        order[start[group[i]]] = i
+        start[group[i]] += 1
     keep = np.zeros(n, dtype=np.bool_)
     before = 0.0
     for t in range(n):
-        i = o1[o2[t]]
-        if t == 0 or group[i] != group[o1[o2[t - 1]]]:
+        i = order[t]
+        if t == 0 or group[i] != group[order[t - 1]]:
             before = 0.0
         lim = limit[group[i]]
         keep[i] = (before + weight[i] <= lim) or (at_least_one and before < lim)
