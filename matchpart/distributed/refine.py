@@ -67,7 +67,7 @@ def jet(g, parts, k, lmax, *, seed=0, patience=PATIENCE, max_rounds=MAX_ROUNDS,
         from .jet import jet_rounds
         return jet_rounds(g, parts, k, lmax, seed=seed, patience=patience, max_rounds=max_rounds,
                           negative_gain_factor=negative_gain_factor, min_improvement=min_improvement,
-                          stream_dest=STREAM_DEST, stream_priority=STREAM_PRIORITY, rebalance=rebalance,
+                          stream_dest=STREAM_DEST, stream_priority=STREAM_PRIORITY, rebalance=rebalance_tracked,
                           block_sums=block_sums)
     if method != "xp":
         raise ValueError(f"method must be 'numba' or 'xp', got {method!r}")
@@ -138,12 +138,23 @@ def _afterburner(g, ext, cand, dest, gain, prio):
     return rows_c[new_gain[rows_c] > 0]
 
 
+def _destination_blocks(g, bw, k):
+    """Blocks that may receive: at most average weight (they exist, and have room for more
+    than a sliver that would be split between the ranks down to nothing), else any below lmax."""
+    return bw <= g.total_vwgt / k
+
+
 def rebalance(g, parts, k, lmax, *, seed=0, rounds=REBALANCE_ROUNDS, method="numba"):
     """Move least-loss vertices out of overweight blocks until every block is <= lmax (or the
     rounds run out). Each rank sheds the share of a block's excess proportional to its own
-    weight in that block, into destinations whose free room is shared the same way."""
-    c = g.comm
+    weight in that block, into destinations whose free room is shared the same way.
+    ``method``: "numba" (rebalance_kernels.py) or "xp" (numpy); the same moves."""
     parts = np.asarray(parts, dtype=np.int64).copy()
+    if method == "numba":
+        return rebalance_tracked(g, parts, g.extended(parts), k, lmax, seed=seed, rounds=rounds)[0]
+    if method != "xp":
+        raise ValueError(f"method must be 'numba' or 'xp', got {method!r}")
+    c = g.comm
     vw = g.vwgt.astype(np.float64)
     for rnd in range(rounds):
         local = block_sums(parts, vw, k)
@@ -152,18 +163,11 @@ def rebalance(g, parts, k, lmax, *, seed=0, rounds=REBALANCE_ROUNDS, method="num
         if not over.any():
             break
         ext = g.extended(parts)
-        # destinations: blocks at most average weight (they exist, and have room for more
-        # than a sliver that would be split between the ranks down to nothing)
-        allowed = (bw < lmax) & (bw <= g.total_vwgt / k)
+        allowed = (bw < lmax) & _destination_blocks(g, bw, k)
         if not allowed.any():
             allowed = bw < lmax
         active = over[parts]
-        if method == "numba":   # the rows of the overweight blocks' vertices only
-            from .jet_kernels import destinations_of
-            dest, cd, co = destinations_of(np.flatnonzero(active), g.indptr, g.adj, g.ewgt, ext, k, allowed,
-                                           np.uint64(stream_key(seed, STREAM_DEST + 997 + rnd)))
-        else:
-            dest, cd, co = _destinations(g, ext, k, active, allowed, seed, STREAM_DEST + 997 + rnd)
+        dest, cd, co = _destinations(g, ext, k, active, allowed, seed, STREAM_DEST + 997 + rnd)
         # a vertex with no adjacent room goes to the lightest block (loses all its connectivity)
         nowhere = active & (dest < 0)
         dest[nowhere] = int(np.argmin(bw))
@@ -182,6 +186,45 @@ def rebalance(g, parts, k, lmax, *, seed=0, rounds=REBALANCE_ROUNDS, method="num
         movers = movers[keep]
         parts[movers] = dest[movers]
     return parts
+
+
+def rebalance_tracked(g, parts, ext, k, lmax, *, seed=0, rounds=REBALANCE_ROUNDS):
+    """rebalance's rounds on the compiled kernels, in place on ``parts`` (int64) and ``ext``
+    (their blocks with the ghosts', current). Returns (parts, ext, own vertices moved, local
+    indices of ghosts whose block changed): Jet then extends its boundary list around them
+    instead of rebuilding it (a full pass over the rows: 0.09 s over 47 calls on delaunay
+    2^18, k = 32, P = 1)."""
+    from . import rebalance_kernels as rk
+    c = g.comm
+    nl = g.n_local
+    vw = g.vwgt.astype(np.float64)
+    now = np.zeros(nl, dtype=np.bool_)
+    changed = np.zeros(nl, dtype=np.bool_)
+    moved = np.empty(nl, dtype=np.int64)
+    nmoved = 0
+    ghosts_at = []
+    for rnd in range(rounds):
+        local = block_sums(parts, vw, k)
+        bw = c.allreduce(local)
+        over = bw > lmax
+        if not over.any():
+            break
+        allowed = (bw < lmax) & _destination_blocks(g, bw, k)
+        if not allowed.any():
+            allowed = bw < lmax
+        share = (bw - lmax) * np.divide(local, bw, out=np.zeros(k), where=bw > 0)
+        movers, dest, loss, asked = rk.select(g.indptr, g.adj, g.ewgt, ext, vw, k, over, allowed,
+                                              np.uint64(stream_key(seed, STREAM_DEST + 997 + rnd)),
+                                              int(np.argmin(bw)), np.ceil(share))
+        total_asked = c.allreduce(asked)
+        room = np.maximum(lmax - bw, 0) * np.divide(asked, total_asked, out=np.zeros(k), where=total_asked > 0)
+        nmoved = rk.admit(movers, dest, loss, vw, np.floor(room), rnd > 0, parts, ext, now, changed, moved, nmoved)
+        at, blocks = g.ghost_updates(now, parts)
+        ext[at] = blocks
+        ghosts_at.append(at)
+        now[movers] = False
+    at = np.unique(np.concatenate(ghosts_at)) if ghosts_at else np.zeros(0, dtype=np.int64)
+    return parts, ext, moved[:nmoved], at
 
 
 def _prefix_up_to(group, order_key, weight, limit, at_least_one=True):

@@ -1,0 +1,120 @@
+"""Compiled rounds of the distributed rebalancer (refine.rebalance) on one rank's rows, with
+ghosts as extra columns.
+
+A round picks, per overweight source block, the movers of least loss per weight up to this
+rank's share of the excess (``select``), then, after the one allreduce of the weight each
+destination is asked for, per destination the movers of least loss up to this rank's share
+of the room (``admit``). The numpy round built masks and arrays of every own vertex and
+lexsorted the movers: on delaunay 2^18, k = 32, P = 1 the 40 calls took 0.32 s of a 1.5 s
+run (destinations 0.14 s, the two prefix selections 0.07 s, the rest whole-array numpy),
+against nothing for the single process, whose Jet rebalances inside its kernel. Same moves
+as the numpy round (refine.rebalance(method="xp") is the reference; integer weights make
+the running sums exact, so the prefixes are the same too).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..jit import njit
+from ..refine.destinations import vertex_destination
+
+
+@njit(cache=True, internal=True)
+def _prefix(group, order_key, weight, limit, at_least_one):
+    """refine._prefix_up_to: per group, items in increasing (order_key, index) while the
+    weight of the group's earlier items plus their own stays within limit[group] (with
+    ``at_least_one`` the item crossing the limit too). Returns a keep flag per item."""
+    n = group.shape[0]
+    o1 = np.argsort(order_key, kind="mergesort")        # stable: ties keep the index order
+    # then a stable counting sort by group (k of them) instead of a second mergesort
+    start = np.zeros(limit.shape[0] + 1, dtype=np.int64)
+    for i in range(n):
+        start[group[i] + 1] += 1
+    for b in range(limit.shape[0]):
+        start[b + 1] += start[b]
+    order = np.empty(n, dtype=np.int64)
+    for t in range(n):
+        i = o1[t]
+        order[start[group[i]]] = i
+        start[group[i]] += 1
+    keep = np.zeros(n, dtype=np.bool_)
+    before = 0.0
+    for t in range(n):
+        i = order[t]
+        if t == 0 or group[i] != group[order[t - 1]]:
+            before = 0.0
+        lim = limit[group[i]]
+        keep[i] = (before + weight[i] <= lim) or (at_least_one and before < lim)
+        before += weight[i]
+    return keep
+
+
+@njit(cache=True)
+def select(indptr, adj, ewgt, ext, vw, k, over, allowed, key, lightest, shed):
+    """The own vertices of overweight blocks with their destination (the best allowed
+    adjacent block, else ``lightest``) and loss; of those, per source block, the least
+    loss per weight up to shed[block]. Returns (movers, their destinations, their losses
+    as float64, weight asked per destination block)."""
+    nl = indptr.shape[0] - 1
+    count = 0
+    for v in range(nl):
+        count += over[ext[v]]
+    cand = np.empty(count, dtype=np.int64)
+    dest = np.empty(count, dtype=np.int64)
+    cd = np.empty(count, dtype=ewgt.dtype)   # the numpy round's dtype: int weights subtract exactly
+    co = np.empty(count, dtype=ewgt.dtype)
+    acc = np.zeros(k, dtype=ewgt.dtype)
+    touched = np.empty(k, dtype=np.int64)
+    n = 0
+    for v in range(nl):
+        if not over[ext[v]]:
+            continue
+        d, c_d, c_o, _ = vertex_destination(v, indptr, adj, ewgt, ext, k, True, allowed, key, acc, touched)
+        if d < 0:
+            d, c_d = lightest, 0   # no adjacent room: loses all its connectivity
+        if d == ext[v]:
+            continue
+        cand[n], dest[n], cd[n], co[n] = v, d, c_d, c_o
+        n += 1
+    group = np.empty(n, dtype=np.int64)
+    per_w = np.empty(n, dtype=np.float64)
+    w = np.empty(n, dtype=np.float64)
+    loss = np.empty(n, dtype=np.float64)
+    for i in range(n):
+        v = cand[i]
+        group[i] = ext[v]
+        loss[i] = co[i] - cd[i]
+        w[i] = vw[v]
+        per_w[i] = loss[i] / max(vw[v], 1e-12)
+    keep = _prefix(group, per_w, w, shed, True)
+    m = 0
+    asked = np.zeros(k, dtype=np.float64)
+    for i in range(n):
+        if keep[i]:
+            cand[m], dest[m], loss[m] = cand[i], dest[i], loss[i]
+            asked[dest[i]] += w[i]
+            m += 1
+    return cand[:m], dest[:m], loss[:m], asked
+
+
+@njit(cache=True)
+def admit(movers, dest, loss, vw, room, at_least_one, parts, ext, now, changed, moved, nmoved):
+    """Per destination, the movers of least loss up to room[dest]; moves them (parts, own
+    slots of ext), flags them in ``now`` (this round) and ``changed`` (this call), listing
+    the newly changed in moved[nmoved:]. Returns the new length of ``moved``."""
+    n = movers.shape[0]
+    w = np.empty(n, dtype=np.float64)
+    for i in range(n):
+        w[i] = vw[movers[i]]
+    keep = _prefix(dest, loss, w, room, at_least_one)
+    for i in range(n):
+        if keep[i]:
+            v = movers[i]
+            parts[v] = dest[i]
+            ext[v] = dest[i]
+            now[v] = True
+            if not changed[v]:
+                changed[v] = True
+                moved[nmoved] = v
+                nmoved += 1
+    return nmoved
