@@ -10,6 +10,7 @@ from numba import prange
 from ..jit import njit
 from ..refine.state import host_induced
 from ..threads import PRANGE_ONLY
+from .flow import flow_separator
 from .mindegree import MAX_DENSE_VERTICES, MD_DELTA, halo_min_degree_order
 from .separator import ml_separator_best
 from .sepfm import side_weights
@@ -133,14 +134,14 @@ def dissect_piece(indptr, indices, ewgt, vwgt, verts, iperm, lo, hi, depth, eps,
                 top += 1
             continue
         where = ml_separator_best(sub[0], sub[1], sub[2], sub[3], eps, passes,
-                                  runs if size >= MULTI_SEP_MIN else 1, shared, window)
+                                  runs if size >= MULTI_SEP_MIN else 1, shared, max(window, 0))
         nseps, top = _split(indptr, indices, vwgt, verts, iperm, local, lo, hi, where, seps, nseps, depth, stack, top)
     return nseps - at
 
 
 @njit(cache=True, parallel=PRANGE_ONLY)
 def nd_kernel(indptr, indices, ewgt, vwgt, verts, iperm, tasks, eps, seed, leaf_size, passes, runs, shared, window,
-              split_min):
+              split_min, flow_depth, flow_min):
     """Nested dissection of the pieces ``tasks`` (rows lo, hi, depth: the vertices verts[lo:hi],
     numbered lo..hi-1) in one compiled call; fills ``iperm`` (new number per vertex) and
     returns the separators found as rows (depth, vertices, weight), in an order fixed by the
@@ -226,7 +227,10 @@ def nd_kernel(indptr, indices, ewgt, vwgt, verts, iperm, tasks, eps, seed, leaf_
             svw = fvw[voff[pj]:voff[pj + 1]]
             np.random.seed(_seed_of(seed, plo, phi, item_run[k]))
             r_eff = 1 if nruns[pj] > 1 or phi - plo < MULTI_SEP_MIN else runs
-            pwhere = ml_separator_best(sptr, sidx, sew, svw, eps, passes, r_eff, shared, window)
+            w_eff = window if window > -2 else (-1 if item_run[k] % 2 == 1 else 0)
+            pwhere = ml_separator_best(sptr, sidx, sew, svw, eps, passes, r_eff, shared, w_eff)
+            if flow_depth > 0 and phi - plo >= flow_min:
+                pwhere = flow_separator(sptr, sidx, svw, pwhere, 0.5 * (1.0 + eps) * (svw.sum()), flow_depth)
             wbuf[item_off[k]:item_off[k + 1]] = pwhere
             ppw = side_weights(pwhere, svw)
             pmax = 0.5 * (1.0 + eps) * (ppw[0] + ppw[1] + ppw[2])

@@ -58,6 +58,8 @@ ORDER_EPS = 0.3
 # measured (the 2-core machine was saturated by other work): 2000 only so that airfoil1 (4253
 # vertices) still gives the threads two pieces; the result does not depend on the thread count.
 PAR_SPLIT_MIN = 2000
+FLOW_DEPTH = 3
+FLOW_MIN = 8000
 # Hash stream of the kernel's seed (distinct from the separators' own seeds).
 KERNEL_STREAM = 0x0D15
 
@@ -140,7 +142,8 @@ def order(graph, *, matcher="local_max", rating="expansion_star2", eps=ORDER_EPS
         warnings.simplefilter("ignore", numba.NumbaPerformanceWarning)
         ksep = nd_kernel(indptr, indices, ewgt, vwgt, verts, iperm_c,
                          np.asarray(tasks, dtype=np.int64).reshape(-1, 3), float(eps), kseed, int(leaf_size),
-                         ND_SEP_PASSES, MULTI_SEPS, MULTI_SHARED_LEVELS, MATCH_WINDOW, max(PAR_SPLIT_MIN, leaf_size))
+                         ND_SEP_PASSES, MULTI_SEPS, MULTI_SHARED_LEVELS, MATCH_WINDOW, max(PAR_SPLIT_MIN, leaf_size), FLOW_DEPTH,
+                         FLOW_MIN)
     separators = np.vstack([np.asarray(seps, dtype=np.float64).reshape(-1, 3), ksep])
     if old is not None:   # back to the (compressed) graph's own numbering
         renumbered = iperm_c
