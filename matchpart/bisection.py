@@ -159,20 +159,6 @@ def windowed_order(n, window):
     time (the windows in random order, each shuffled); window <= 1: a plain permutation.
     On a well numbered graph the rows a window visits share cache lines: heavy-edge matching
     of delaunay 2^17 in random order waits on memory for most of its 32 ns an entry."""
-    if window < 0:
-        # METIS's matching order: the natural order with n / 8 random swaps of 4 ids each
-        out = np.arange(n)
-        if n < 10:
-            np.random.shuffle(out)
-            return out
-        for _ in range(n // 8):
-            a = np.random.randint(0, n - 3)
-            b = np.random.randint(0, n - 3)
-            out[a], out[b + 2] = out[b + 2], out[a]
-            out[a + 1], out[b + 3] = out[b + 3], out[a + 1]
-            out[a + 2], out[b] = out[b], out[a + 2]
-            out[a + 3], out[b + 1] = out[b + 1], out[a + 3]
-        return out
     if window <= 1 or n <= window:
         return np.random.permutation(n)
     nw = (n + window - 1) // window

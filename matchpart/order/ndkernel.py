@@ -107,7 +107,7 @@ def _split(indptr, indices, vwgt, verts, iperm, local, lo, hi, where, seps, nsep
 
 @njit(cache=True, internal=True)
 def dissect_piece(indptr, indices, ewgt, vwgt, verts, iperm, lo, hi, depth, eps, leaf_size, passes, runs, shared,
-                  window, local, seps, at):
+                  window, local, seps, at, flow_depth, flow_min):
     """The whole recursion of the piece verts[lo:hi] (depth ``depth``), serial, drawing on the
     generator as seeded by the caller; separators logged from seps[at] on (at most hi - lo of
     them). ``local``: -1 everywhere before and after. Returns the number logged."""
@@ -134,7 +134,9 @@ def dissect_piece(indptr, indices, ewgt, vwgt, verts, iperm, lo, hi, depth, eps,
                 top += 1
             continue
         where = ml_separator_best(sub[0], sub[1], sub[2], sub[3], eps, passes,
-                                  runs if size >= MULTI_SEP_MIN else 1, shared, max(window, 0))
+                                  runs if size >= MULTI_SEP_MIN else 1, shared, window)
+        if flow_depth > 0 and size >= flow_min:
+            where = flow_separator(sub[0], sub[1], sub[3], where, 0.5 * (1.0 + eps) * sub[3].sum(), flow_depth)
         nseps, top = _split(indptr, indices, vwgt, verts, iperm, local, lo, hi, where, seps, nseps, depth, stack, top)
     return nseps - at
 
@@ -148,7 +150,9 @@ def nd_kernel(indptr, indices, ewgt, vwgt, verts, iperm, tasks, eps, seed, leaf_
     input. Pieces of more than ``split_min`` vertices are split one depth at a time, each
     depth's separator runs (``runs`` on pieces of MULTI_SEP_MIN+ vertices, whole runs unless
     ``shared``) on the threads; the smaller pieces' recursions (dissect_piece) then run on
-    the threads, largest first. ``passes``: separator FM passes per level."""
+    the threads, largest first. ``passes``: separator FM passes per level. Separators of
+    pieces of ``flow_min``+ vertices are improved by flow.flow_separator (band of
+    ``flow_depth`` steps; 0: off), each run's before the lightest is chosen."""
     n = verts.shape[0]
     nv = indptr.shape[0] - 1
     local = np.full(nv, -1, dtype=np.int64)
@@ -227,8 +231,7 @@ def nd_kernel(indptr, indices, ewgt, vwgt, verts, iperm, tasks, eps, seed, leaf_
             svw = fvw[voff[pj]:voff[pj + 1]]
             np.random.seed(_seed_of(seed, plo, phi, item_run[k]))
             r_eff = 1 if nruns[pj] > 1 or phi - plo < MULTI_SEP_MIN else runs
-            w_eff = window if window > -2 else (-1 if item_run[k] % 2 == 1 else 0)
-            pwhere = ml_separator_best(sptr, sidx, sew, svw, eps, passes, r_eff, shared, w_eff)
+            pwhere = ml_separator_best(sptr, sidx, sew, svw, eps, passes, r_eff, shared, window)
             if flow_depth > 0 and phi - plo >= flow_min:
                 pwhere = flow_separator(sptr, sidx, svw, pwhere, 0.5 * (1.0 + eps) * (svw.sum()), flow_depth)
             wbuf[item_off[k]:item_off[k + 1]] = pwhere
@@ -260,7 +263,7 @@ def nd_kernel(indptr, indices, ewgt, vwgt, verts, iperm, tasks, eps, seed, leaf_
         np.random.seed(_seed_of(seed, tlo, thi, -1))
         mine = np.full(nv, -1, dtype=np.int64)
         pcount[t] = dissect_piece(indptr, indices, ewgt, vwgt, verts, iperm, tlo, thi, tdepth, eps, leaf_size,
-                                  passes, runs, shared, window, mine, pseps, tlo)
+                                  passes, runs, shared, window, mine, pseps, tlo, flow_depth, flow_min)
     for t in range(nsmall):
         for r in range(pcount[t]):
             seps[nseps] = pseps[small[order[t], 0] + r]

@@ -58,8 +58,16 @@ ORDER_EPS = 0.3
 # measured (the 2-core machine was saturated by other work): 2000 only so that airfoil1 (4253
 # vertices) still gives the threads two pieces; the result does not depend on the thread count.
 PAR_SPLIT_MIN = 2000
+# Separators of pieces of FLOW_MIN+ vertices are replaced by the lightest vertex cut of the
+# band of FLOW_DEPTH steps around them (flow.py; each run's, before the lightest run is
+# chosen). 9 benchmark graphs x 2 seeds against METIS (nnz, flops, our CPU / METIS's):
+# no flow 1.003 x, 1.062 x, 2.41; depth 2 0.995, 1.034, 2.36; depth 3 0.984, 1.000, 2.44;
+# depth 4 0.982, 0.989, 2.67; depth 3 on pieces of 2000+ (every piece split one depth at a
+# time) 0.975, 0.981, 2.57; of 500+ 0.967, 0.967, 3.41. Wider bands let the cut drift off
+# towards the smaller side (grid27:40's top separator: 2345 at depth 0, 2053 at depth 4,
+# rejected as unbalanced at depth 5): a tilted plane's cross-section shrinks that way.
 FLOW_DEPTH = 3
-FLOW_MIN = 8000
+FLOW_MIN = 2000
 # Hash stream of the kernel's seed (distinct from the separators' own seeds).
 KERNEL_STREAM = 0x0D15
 
