@@ -152,7 +152,7 @@ def nd_kernel(indptr, indices, ewgt, vwgt, verts, iperm, tasks, eps, seed, leaf_
     ``shared``) on the threads; the smaller pieces' recursions (dissect_piece) then run on
     the threads, largest first. ``passes``: separator FM passes per level. Separators of
     pieces of ``flow_min``+ vertices are improved by flow.flow_separator (band of
-    ``flow_depth`` steps; 0: off), each run's before the lightest is chosen."""
+    ``flow_depth`` steps; 0: off) once the lightest run is chosen, on the threads."""
     n = verts.shape[0]
     nv = indptr.shape[0] - 1
     local = np.full(nv, -1, dtype=np.int64)
@@ -232,19 +232,29 @@ def nd_kernel(indptr, indices, ewgt, vwgt, verts, iperm, tasks, eps, seed, leaf_
             np.random.seed(_seed_of(seed, plo, phi, item_run[k]))
             r_eff = 1 if nruns[pj] > 1 or phi - plo < MULTI_SEP_MIN else runs
             pwhere = ml_separator_best(sptr, sidx, sew, svw, eps, passes, r_eff, shared, window)
-            if flow_depth > 0 and phi - plo >= flow_min:
-                pwhere = flow_separator(sptr, sidx, svw, pwhere, 0.5 * (1.0 + eps) * (svw.sum()), flow_depth)
             wbuf[item_off[k]:item_off[k + 1]] = pwhere
             ppw = side_weights(pwhere, svw)
             pmax = 0.5 * (1.0 + eps) * (ppw[0] + ppw[1] + ppw[2])
             score[k, 0] = max(ppw[0] - pmax, 0.0) + max(ppw[1] - pmax, 0.0)
             score[k, 1] = ppw[2]
         # ---- the lightest run of each piece splits it (ties: the first run)
+        best_of = np.empty(np_, dtype=np.int64)
         for j in range(np_):
             best = item_at[j]
             for k in range(item_at[j] + 1, item_at[j + 1]):
                 if score[k, 0] < score[best, 0] or (score[k, 0] == score[best, 0] and score[k, 1] < score[best, 1]):
                     best = k
+            best_of[j] = best
+        if flow_depth > 0:   # the winner's separator improved by a minimum cut (flow.py)
+            for j in prange(np_):
+                if pend[plist[j], 1] - pend[plist[j], 0] >= flow_min:
+                    k = best_of[j]
+                    svw = fvw[voff[j]:voff[j + 1]]
+                    wbuf[item_off[k]:item_off[k + 1]] = flow_separator(
+                        fptr[voff[j] + j:voff[j + 1] + j + 1], fidx[eoff[j]:eoff[j + 1]], svw,
+                        wbuf[item_off[k]:item_off[k + 1]], 0.5 * (1.0 + eps) * svw.sum(), flow_depth)
+        for j in range(np_):
+            best = best_of[j]
             i = plist[j]
             if nnxt + 2 > nxt.shape[0]:
                 grown = np.empty((2 * nxt.shape[0] + 2, 3), dtype=np.int64)

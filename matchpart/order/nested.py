@@ -59,8 +59,10 @@ ORDER_EPS = 0.3
 # vertices) still gives the threads two pieces; the result does not depend on the thread count.
 PAR_SPLIT_MIN = 2000
 # Separators of pieces of FLOW_MIN+ vertices are replaced by the lightest vertex cut of the
-# band of FLOW_DEPTH steps around them (flow.py; each run's, before the lightest run is
-# chosen). 9 benchmark graphs x 2 seeds against METIS (nnz, flops, our CPU / METIS's):
+# band of FLOW_DEPTH steps around them (flow.py), the lightest run's only: cutting every run
+# before choosing gave 0.975 x / 0.981 x against 0.976 x / 0.987 x for 1.1-1.35 x the CPU
+# time on rgg:131072 and grid27:40. Measured with every run cut, 9 benchmark graphs x 2
+# seeds against METIS (nnz, flops, our CPU / METIS's):
 # no flow 1.003 x, 1.062 x, 2.41; depth 2 0.995, 1.034, 2.36; depth 3 0.984, 1.000, 2.44;
 # depth 4 0.982, 0.989, 2.67; depth 3 on pieces of 2000+ (every piece split one depth at a
 # time) 0.975, 0.981, 2.57; of 500+ 0.967, 0.967, 3.41. Wider bands let the cut drift off
