@@ -16,6 +16,7 @@ from matchpart.errors import GraphError
 from matchpart.order.compress import identical_groups
 from matchpart.order.cover import konig_cover, max_matching_nb, min_vertex_cover
 from matchpart.order.fill import fill
+from matchpart.order.flow import flow_separator
 from matchpart.order.locality import bfs_numbering, median_spread, permute_symmetric, renumber_for_locality
 from matchpart.order.mindegree import halo_min_degree_order, min_degree_order
 from matchpart.order.ndkernel import with_halo as _with_halo
@@ -209,6 +210,39 @@ def test_thin_separator_cuts_a_thick_band_to_one_line():
     # nothing lighter within the bound: unchanged
     again = thin_separator(g.indptr.astype(np.int64), g.indices, np.ones(100, dtype=np.int64), thin, 60.0)
     assert (again == thin).all()
+
+
+def test_flow_separator_straightens_a_staircase():
+    # a staircase separator across a 12 x 12 grid (one step per row pair, 18+ vertices): the
+    # band of 3 steps around it holds a straight column of 12, the lightest cut there
+    g = matchpart.generate("grid:12x12")
+    row, col = np.arange(144) // 12, np.arange(144) % 12
+    edge = 4 + row // 3
+    where = np.where(col < edge, 0, np.where(col == edge, 2, 1)).astype(np.int64)
+    where[(col == edge - 1) & (row % 3 == 0) & (row > 0)] = 2   # the steps' corners
+    assert_separator(g, where, 0.5)
+    got = flow_separator(g.indptr.astype(np.int64), g.indices, np.ones(144, dtype=np.int64), where, 100.0, 3)
+    assert_separator(g, got, 0.5)
+    assert (got == 2).sum() == 12
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(10, 300), st.floats(0.005, 0.08), st.integers(0, 10**6), st.integers(1, 4), st.floats(0.5, 0.9))
+def test_flow_separator_is_a_lighter_balanced_separator(n, p, seed, depth, share):
+    g = random_graph(n, p, seed)
+    rng = np.random.default_rng(seed)
+    indptr = g.indptr.astype(np.int64)
+    vwgt = rng.integers(1, 4, g.n).astype(np.int64)
+    where = ml_separator_nb(indptr, g.indices, np.ones(g.indices.size, dtype=np.int64), vwgt, 0.3, 2)
+    maxside = share * vwgt.sum()
+    got = flow_separator(indptr, g.indices, vwgt, where, maxside, depth)
+    rows = np.repeat(np.arange(g.n), np.diff(indptr))
+    assert not ((got[rows] == 0) & (got[g.indices] == 1)).any()
+    old, new = side_weights(where, vwgt), side_weights(got, vwgt)
+    assert new[2] <= old[2]
+    if (got != where).any():
+        assert new[2] < old[2] or abs(new[0] - new[1]) < abs(old[0] - old[1])
+        assert new[0] <= maxside and new[1] <= maxside
 
 
 def thin_by_whole_cut(indptr, indices, vwgt, where, maxside):

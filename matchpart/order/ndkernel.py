@@ -10,6 +10,7 @@ from numba import prange
 from ..jit import njit
 from ..refine.state import host_induced
 from ..threads import PRANGE_ONLY
+from .flow import flow_separator
 from .mindegree import MAX_DENSE_VERTICES, MD_DELTA, halo_min_degree_order
 from .separator import ml_separator_best
 from .sepfm import side_weights
@@ -106,7 +107,7 @@ def _split(indptr, indices, vwgt, verts, iperm, local, lo, hi, where, seps, nsep
 
 @njit(cache=True, internal=True)
 def dissect_piece(indptr, indices, ewgt, vwgt, verts, iperm, lo, hi, depth, eps, leaf_size, passes, runs, shared,
-                  window, local, seps, at):
+                  window, local, seps, at, flow_depth, flow_min):
     """The whole recursion of the piece verts[lo:hi] (depth ``depth``), serial, drawing on the
     generator as seeded by the caller; separators logged from seps[at] on (at most hi - lo of
     them). ``local``: -1 everywhere before and after. Returns the number logged."""
@@ -134,20 +135,24 @@ def dissect_piece(indptr, indices, ewgt, vwgt, verts, iperm, lo, hi, depth, eps,
             continue
         where = ml_separator_best(sub[0], sub[1], sub[2], sub[3], eps, passes,
                                   runs if size >= MULTI_SEP_MIN else 1, shared, window)
+        if flow_depth > 0 and size >= flow_min:
+            where = flow_separator(sub[0], sub[1], sub[3], where, 0.5 * (1.0 + eps) * sub[3].sum(), flow_depth)
         nseps, top = _split(indptr, indices, vwgt, verts, iperm, local, lo, hi, where, seps, nseps, depth, stack, top)
     return nseps - at
 
 
 @njit(cache=True, parallel=PRANGE_ONLY)
 def nd_kernel(indptr, indices, ewgt, vwgt, verts, iperm, tasks, eps, seed, leaf_size, passes, runs, shared, window,
-              split_min):
+              split_min, flow_depth, flow_min):
     """Nested dissection of the pieces ``tasks`` (rows lo, hi, depth: the vertices verts[lo:hi],
     numbered lo..hi-1) in one compiled call; fills ``iperm`` (new number per vertex) and
     returns the separators found as rows (depth, vertices, weight), in an order fixed by the
     input. Pieces of more than ``split_min`` vertices are split one depth at a time, each
     depth's separator runs (``runs`` on pieces of MULTI_SEP_MIN+ vertices, whole runs unless
     ``shared``) on the threads; the smaller pieces' recursions (dissect_piece) then run on
-    the threads, largest first. ``passes``: separator FM passes per level."""
+    the threads, largest first. ``passes``: separator FM passes per level. Separators of
+    pieces of ``flow_min``+ vertices are improved by flow.flow_separator (band of
+    ``flow_depth`` steps; 0: off) once the lightest run is chosen, on the threads."""
     n = verts.shape[0]
     nv = indptr.shape[0] - 1
     local = np.full(nv, -1, dtype=np.int64)
@@ -233,11 +238,23 @@ def nd_kernel(indptr, indices, ewgt, vwgt, verts, iperm, tasks, eps, seed, leaf_
             score[k, 0] = max(ppw[0] - pmax, 0.0) + max(ppw[1] - pmax, 0.0)
             score[k, 1] = ppw[2]
         # ---- the lightest run of each piece splits it (ties: the first run)
+        best_of = np.empty(np_, dtype=np.int64)
         for j in range(np_):
             best = item_at[j]
             for k in range(item_at[j] + 1, item_at[j + 1]):
                 if score[k, 0] < score[best, 0] or (score[k, 0] == score[best, 0] and score[k, 1] < score[best, 1]):
                     best = k
+            best_of[j] = best
+        if flow_depth > 0:   # the winner's separator improved by a minimum cut (flow.py)
+            for j in prange(np_):
+                if pend[plist[j], 1] - pend[plist[j], 0] >= flow_min:
+                    k = best_of[j]
+                    svw = fvw[voff[j]:voff[j + 1]]
+                    wbuf[item_off[k]:item_off[k + 1]] = flow_separator(
+                        fptr[voff[j] + j:voff[j + 1] + j + 1], fidx[eoff[j]:eoff[j + 1]], svw,
+                        wbuf[item_off[k]:item_off[k + 1]], 0.5 * (1.0 + eps) * svw.sum(), flow_depth)
+        for j in range(np_):
+            best = best_of[j]
             i = plist[j]
             if nnxt + 2 > nxt.shape[0]:
                 grown = np.empty((2 * nxt.shape[0] + 2, 3), dtype=np.int64)
@@ -256,7 +273,7 @@ def nd_kernel(indptr, indices, ewgt, vwgt, verts, iperm, tasks, eps, seed, leaf_
         np.random.seed(_seed_of(seed, tlo, thi, -1))
         mine = np.full(nv, -1, dtype=np.int64)
         pcount[t] = dissect_piece(indptr, indices, ewgt, vwgt, verts, iperm, tlo, thi, tdepth, eps, leaf_size,
-                                  passes, runs, shared, window, mine, pseps, tlo)
+                                  passes, runs, shared, window, mine, pseps, tlo, flow_depth, flow_min)
     for t in range(nsmall):
         for r in range(pcount[t]):
             seps[nseps] = pseps[small[order[t], 0] + r]

@@ -58,6 +58,18 @@ ORDER_EPS = 0.3
 # measured (the 2-core machine was saturated by other work): 2000 only so that airfoil1 (4253
 # vertices) still gives the threads two pieces; the result does not depend on the thread count.
 PAR_SPLIT_MIN = 2000
+# Separators of pieces of FLOW_MIN+ vertices are replaced by the lightest vertex cut of the
+# band of FLOW_DEPTH steps around them (flow.py), the lightest run's only: cutting every run
+# before choosing gave 0.975 x / 0.981 x against 0.976 x / 0.987 x for 1.1-1.35 x the CPU
+# time on rgg:131072 and grid27:40. Measured with every run cut, 9 benchmark graphs x 2
+# seeds against METIS (nnz, flops, our CPU / METIS's):
+# no flow 1.003 x, 1.062 x, 2.41; depth 2 0.995, 1.034, 2.36; depth 3 0.984, 1.000, 2.44;
+# depth 4 0.982, 0.989, 2.67; depth 3 on pieces of 2000+ (every piece split one depth at a
+# time) 0.975, 0.981, 2.57; of 500+ 0.967, 0.967, 3.41. Wider bands let the cut drift off
+# towards the smaller side (grid27:40's top separator: 2345 at depth 0, 2053 at depth 4,
+# rejected as unbalanced at depth 5): a tilted plane's cross-section shrinks that way.
+FLOW_DEPTH = 3
+FLOW_MIN = 2000
 # Hash stream of the kernel's seed (distinct from the separators' own seeds).
 KERNEL_STREAM = 0x0D15
 
@@ -140,7 +152,8 @@ def order(graph, *, matcher="local_max", rating="expansion_star2", eps=ORDER_EPS
         warnings.simplefilter("ignore", numba.NumbaPerformanceWarning)
         ksep = nd_kernel(indptr, indices, ewgt, vwgt, verts, iperm_c,
                          np.asarray(tasks, dtype=np.int64).reshape(-1, 3), float(eps), kseed, int(leaf_size),
-                         ND_SEP_PASSES, MULTI_SEPS, MULTI_SHARED_LEVELS, MATCH_WINDOW, max(PAR_SPLIT_MIN, leaf_size))
+                         ND_SEP_PASSES, MULTI_SEPS, MULTI_SHARED_LEVELS, MATCH_WINDOW, max(PAR_SPLIT_MIN, leaf_size), FLOW_DEPTH,
+                         FLOW_MIN)
     separators = np.vstack([np.asarray(seps, dtype=np.float64).reshape(-1, 3), ksep])
     if old is not None:   # back to the (compressed) graph's own numbering
         renumbered = iperm_c
