@@ -85,7 +85,8 @@ def _decide_chunk(c, chunk, indptr, indices, ewgt, vwgt, labels, weight, cap, ac
                 continue
             if best >= 0 and cw < best_conn:
                 continue
-            tie = hash32_at(np.uint64(v) * np.uint64(n) + np.uint64(lab), tie_key)
+            # an int64 counter like every caller's (one compile of hash32_at); the same bits
+            tie = hash32_at(np.int64(np.uint64(v) * np.uint64(n) + np.uint64(lab)), tie_key)
             if best >= 0 and cw == best_conn and (tie < best_tie or (tie == best_tie and lab > best)):
                 continue
             # only a candidate that beats the best so far reads its cluster's weight (a
