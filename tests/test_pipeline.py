@@ -355,3 +355,29 @@ def test_localized_rounds_on_large_low_degree_levels(monkeypatch):
     monkeypatch.setattr(uncoarsen, "LOCALIZED_MAX_DEGREE", 2.0)   # delaunay levels: ~6
     assert np.array_equal(partition(g, 8, seed=4).parts, plain.parts)
     check_result(g, every, 8)
+
+
+def test_fm_skips_dense_coarse_levels(monkeypatch):
+    """FM runs on the finest level and on coarse levels of mean degree at most
+    uncoarsen.COARSE_FM_MAX_DEGREE; denser coarse levels get Jet alone."""
+    from matchpart import uncoarsen
+    g = matchpart.generate("rmat:12:16")
+    calls = []
+    real = uncoarsen.refine_level
+
+    def spy(graph, parts, k, lmax, preset, *args, **kwargs):
+        calls.append((graph.n, 2 * graph.m / graph.n, preset.fm_passes))
+        return real(graph, parts, k, lmax, preset, *args, **kwargs)
+
+    monkeypatch.setattr(uncoarsen, "refine_level", spy)
+    monkeypatch.setattr(uncoarsen, "COARSE_FM_MAX_DEGREE", float("inf"))
+    partition(g, 8, seed=1)
+    coarse = sorted(d for n, d, _ in calls if n < g.n)
+    assert len(coarse) >= 2 and coarse[0] < coarse[-1]
+    threshold = (coarse[0] + coarse[-1]) / 2
+    calls.clear()
+    monkeypatch.setattr(uncoarsen, "COARSE_FM_MAX_DEGREE", threshold)
+    partition(g, 8, seed=1)
+    assert {fm for n, d, fm in calls if n == g.n} == {1}
+    assert {fm for n, d, fm in calls if n < g.n and d > threshold} == {0}
+    assert {fm for n, d, fm in calls if n < g.n and d <= threshold} == {1}
