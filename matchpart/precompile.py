@@ -58,6 +58,8 @@ def _steps(tmp):
         ("partition rgg, rmat, ba k=8", lambda: [partition(spec, 8, device="cpu")
                                                  for spec in ("rgg:3000", "rmat:11", "ba:3000:3")]),
         ("partition rmat relabelled", lambda: _with_small_relabel(lambda: partition("rmat:11", 8, device="cpu"))),
+        ("partition rgg renumbered breadth-first",
+         lambda: _with_small_relabel(lambda: partition("rgg:3000", 8, device="cpu"))),
         ("partition cluster coarsening", lambda: partition(small, 8, coarsening="cluster", device="cpu")),
         ("partition objtype=vol", lambda: partition(small, 8, objtype="vol", device="cpu")),
         ("partition vertex weights, METIS file", cli(str(metis_file), "8")),
@@ -86,8 +88,9 @@ def _with_threaded_gathering(call):
 
 
 def _with_small_relabel(call):
-    """``call`` with relabel.py's numbering on graphs of any size (it takes over from 2^17
-    vertices): rmat:11 is heavy-tailed enough (max degree 35 x the mean)."""
+    """``call`` with relabel.py's and locality.py's numberings on graphs of any size (they take
+    over from 2^17 vertices): rmat:11 is heavy-tailed enough (max degree 35 x the mean), rgg:3000
+    scattered and of mean degree 7.5."""
     from . import relabel
     saved = relabel.RELABEL_MIN_VERTICES
     relabel.RELABEL_MIN_VERTICES = 0

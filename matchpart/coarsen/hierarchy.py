@@ -135,6 +135,11 @@ def matching_keeps_edges(graph, coarse):
             coarse.n <= CLUSTER_WHEN_VERTICES_KEPT * graph.n)
 
 
+def clusters_from_start(graph, cluster_fallback=True):
+    """Whether ``coarsen`` clusters ``graph`` from its first level (the mean-degree rule)."""
+    return bool(cluster_fallback) and 2 * graph.m >= CLUSTER_WHEN_MEAN_DEGREE * graph.n > 0
+
+
 def coarsen(graph, *, matcher="local_max", rating="expansion_star2", seed=0, coarsen_to=2000,
             max_vertex_weight=None, min_shrink=MIN_SHRINK, max_levels=MAX_LEVELS, clusterer=None,
             parts=None, cluster_fallback=True):
@@ -165,7 +170,7 @@ def coarsen(graph, *, matcher="local_max", rating="expansion_star2", seed=0, coa
         parts = be.to_device(parts).astype(xp.int64)
     levels = [Level(graph, parts=parts)]
     g = graph
-    if clusterer is None and cluster_fallback and 2 * graph.m >= CLUSTER_WHEN_MEAN_DEGREE * graph.n > 0:
+    if clusterer is None and clusters_from_start(graph, cluster_fallback):
         clusterer = cluster_mapping
     for depth in range(max_levels):
         if g.n <= coarsen_to:

@@ -1,0 +1,88 @@
+"""Breadth-first renumbering (matchpart/locality.py): the order against networkx's distances,
+the compiled BFS == the whole-array form (and on the GPU stand-in), which graphs count as
+scattered, and partition() on a renumbered graph answers for the original vertices."""
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import matchpart
+from matchpart import backend, locality, metrics, relabel
+from matchpart.graph import Graph
+
+
+def _random_graph(seed, n, p):
+    rng = np.random.default_rng(seed)
+    u, v = np.nonzero(np.triu(rng.random((n, n)) < p, 1))
+    return Graph.from_edges(u, v, None, n)
+
+
+def _reference_order(g):
+    """(component's smallest vertex, distance from it, id), from networkx."""
+    G = nx.Graph()
+    G.add_nodes_from(range(g.n))
+    rows = np.repeat(np.arange(g.n), np.diff(g.indptr))
+    G.add_edges_from(zip(rows.tolist(), np.asarray(g.indices).tolist()))
+    key = {}
+    for comp in nx.connected_components(G):
+        root = min(comp)
+        for v, d in nx.single_source_shortest_path_length(G, root).items():
+            key[v] = (root, d, v)
+    return np.array(sorted(range(g.n), key=key.__getitem__), dtype=np.int64)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(1, 80), p=st.floats(0.0, 0.2))
+def test_bfs_order_is_the_reference_order_and_kernel_equals_whole_array(seed, n, p):
+    g = _random_graph(seed, n, p)
+    order = locality.bfs_order(g)
+    assert np.array_equal(order, _reference_order(g))
+    assert np.array_equal(locality._bfs_order_xp(backend.get("cpu"), g), order)
+
+
+@pytest.fixture
+def small_threshold(monkeypatch):
+    monkeypatch.setattr(relabel, "RELABEL_MIN_VERTICES", 500)
+
+
+def _shuffled(g, seed=0):
+    perm = np.random.default_rng(seed).permutation(g.n)
+    return relabel.relabel(g, perm)
+
+
+def test_only_large_scattered_graphs_count(small_threshold):
+    grid = matchpart.generate("grid:40x40")
+    assert not locality.scattered(grid)                     # row-major: neighbours close
+    shuffled = _shuffled(grid)
+    assert locality.scattered(shuffled)
+    assert not locality.scattered(relabel.relabel(shuffled, locality.bfs_order(shuffled)))
+    assert not locality.scattered(_shuffled(matchpart.generate("grid:20x20")))   # below the threshold
+    assert not locality.scattered(Graph.from_edges(np.array([], dtype=np.int64), np.array([], dtype=np.int64),
+                                                   None, 1000))
+
+
+def test_partition_of_a_scattered_clustered_graph_is_for_the_original_vertices(small_threshold):
+    g = _shuffled(matchpart.generate("rgg:3000"), seed=4)
+    assert locality.scattered(g) and 2 * g.m >= 7 * g.n      # clustered from the first level
+    said = []
+    r = matchpart.partition(g, 8, seed=3, progress=said.append)
+    assert any("breadth-first" in s for s in said)
+    assert r.feasible and r.cut == metrics.edge_cut(g, r.parts)
+    assert np.array_equal(r.block_weights, metrics.block_weights(g, r.parts, 8))
+    # the same run as on the renumbered graph (already in BFS order), mapped back
+    order = locality.bfs_order(g)
+    h = matchpart.partition(relabel.relabel(g, order), 8, seed=3)
+    assert np.array_equal(relabel.restore(h.parts, order), r.parts) and h.cut == r.cut
+    # matching levels keep the numbering
+    said.clear()
+    matchpart.partition(g, 8, seed=3, progress=said.append, cluster_fallback=False)
+    assert not any("breadth-first" in s for s in said)
+
+
+@pytest.mark.gpu
+def test_bfs_order_on_the_gpu_equals_the_cpu(small_threshold):
+    g = _shuffled(matchpart.generate("rgg:3000"), seed=4)
+    d = g.to("gpu")
+    assert locality.scattered(d) == locality.scattered(g)
+    assert np.array_equal(backend.get("gpu").to_host(locality.bfs_order(d)), locality.bfs_order(g))
