@@ -241,8 +241,11 @@ def _partition(graph, k, *, matcher, rating, eps, seed, device, preset, coarseni
     if numbering is not None:
         if progress is not None:
             progress(f"numbering the vertices {numbering}")
-        order = relabel.degree_order(g) if numbering == "by degree" else locality.bfs_order(g)
-        g = relabel.relabel(g, order)
+        if numbering == "by degree":
+            order = relabel.degree_order(g)
+            g = relabel.relabel(g, order)
+        else:
+            order, g = locality.bfs_relabel(g)
         if volume is not None:
             volume = _objective.Volume(volume.sizes[be.to_host(order)])
     weighted = g                         # the input's edge weights, for the reported cut

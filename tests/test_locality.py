@@ -1,6 +1,9 @@
-"""Breadth-first renumbering (matchpart/locality.py): the order against networkx's distances,
-the compiled BFS == the whole-array form (and on the GPU stand-in), which graphs count as
-scattered, and partition() on a renumbered graph answers for the original vertices."""
+"""Breadth-first renumbering (matchpart/locality.py): the order against a plain search (and
+networkx's distances), the compiled pass's graph against relabel.relabel, the compiled order ==
+the whole-array form (and on the GPU stand-in), which graphs count as scattered, and
+partition() on a renumbered graph answers for the original vertices."""
+import collections
+
 import networkx as nx
 import numpy as np
 import pytest
@@ -15,30 +18,45 @@ from matchpart.graph import Graph
 def _random_graph(seed, n, p):
     rng = np.random.default_rng(seed)
     u, v = np.nonzero(np.triu(rng.random((n, n)) < p, 1))
-    return Graph.from_edges(u, v, None, n)
+    return Graph.from_edges(u, v, rng.integers(1, 9, size=u.shape[0]), n, vwgt=rng.integers(1, 4, size=n))
 
 
 def _reference_order(g):
-    """(component's smallest vertex, distance from it, id), from networkx."""
-    G = nx.Graph()
-    G.add_nodes_from(range(g.n))
-    rows = np.repeat(np.arange(g.n), np.diff(g.indptr))
-    G.add_edges_from(zip(rows.tolist(), np.asarray(g.indices).tolist()))
-    key = {}
+    """A plain breadth-first search from each unreached vertex in id order, neighbours queued
+    in row order; networkx checks that each component's order is by distance from its root."""
+    seen, order = set(), []
+    for root in range(g.n):
+        if root in seen:
+            continue
+        seen.add(root)
+        queue = collections.deque([root])
+        while queue:
+            v = queue.popleft()
+            order.append(v)
+            for u in g.indices[g.indptr[v]:g.indptr[v + 1]].tolist():
+                if u not in seen:
+                    seen.add(u)
+                    queue.append(u)
+    G = nx.from_scipy_sparse_array(g.to_scipy())
+    where = {v: i for i, v in enumerate(order)}
     for comp in nx.connected_components(G):
-        root = min(comp)
-        for v, d in nx.single_source_shortest_path_length(G, root).items():
-            key[v] = (root, d, v)
-    return np.array(sorted(range(g.n), key=key.__getitem__), dtype=np.int64)
+        dist = nx.single_source_shortest_path_length(G, min(comp))
+        by_place = sorted(comp, key=where.__getitem__)
+        assert [dist[v] for v in by_place] == sorted(dist[v] for v in by_place)
+    return np.array(order, dtype=np.int64)
 
 
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 10**6), n=st.integers(1, 80), p=st.floats(0.0, 0.2))
 def test_bfs_order_is_the_reference_order_and_kernel_equals_whole_array(seed, n, p):
     g = _random_graph(seed, n, p)
-    order = locality.bfs_order(g)
+    order, h = locality.bfs_relabel(g)
     assert np.array_equal(order, _reference_order(g))
     assert np.array_equal(locality._bfs_order_xp(backend.get("cpu"), g), order)
+    r = relabel.relabel(g, order)
+    for name in ("indptr", "indices", "ewgt", "vwgt"):
+        assert np.array_equal(getattr(h, name), getattr(r, name)), name
+    assert h.indices.dtype == g.indices.dtype and h.ewgt.dtype == g.ewgt.dtype
 
 
 @pytest.fixture
@@ -56,7 +74,7 @@ def test_only_large_scattered_graphs_count(small_threshold):
     assert not locality.scattered(grid)                     # row-major: neighbours close
     shuffled = _shuffled(grid)
     assert locality.scattered(shuffled)
-    assert not locality.scattered(relabel.relabel(shuffled, locality.bfs_order(shuffled)))
+    assert not locality.scattered(locality.bfs_relabel(shuffled)[1])
     assert not locality.scattered(_shuffled(matchpart.generate("grid:20x20")))   # below the threshold
     assert not locality.scattered(Graph.from_edges(np.array([], dtype=np.int64), np.array([], dtype=np.int64),
                                                    None, 1000))
@@ -71,8 +89,8 @@ def test_partition_of_a_scattered_clustered_graph_is_for_the_original_vertices(s
     assert r.feasible and r.cut == metrics.edge_cut(g, r.parts)
     assert np.array_equal(r.block_weights, metrics.block_weights(g, r.parts, 8))
     # the same run as on the renumbered graph (already in BFS order), mapped back
-    order = locality.bfs_order(g)
-    h = matchpart.partition(relabel.relabel(g, order), 8, seed=3)
+    order, renumbered = locality.bfs_relabel(g)
+    h = matchpart.partition(renumbered, 8, seed=3)
     assert np.array_equal(relabel.restore(h.parts, order), r.parts) and h.cut == r.cut
     # matching levels keep the numbering
     said.clear()
