@@ -61,17 +61,20 @@ def _destinations(g, parts_ext, k, active, allowed, seed, stream):
 
 
 def jet(g, parts, k, lmax, *, seed=0, patience=PATIENCE, max_rounds=MAX_ROUNDS,
-        negative_gain_factor=NEGATIVE_GAIN_FACTOR, min_improvement=MIN_IMPROVEMENT, method="numba"):
+        negative_gain_factor=NEGATIVE_GAIN_FACTOR, min_improvement=MIN_IMPROVEMENT, method="numba", state=False):
     """Refine ``parts`` (blocks of own vertices); returns the best balanced partition seen
     (or the least overloaded one when balance was never reached). ``method``: "numba" (the
     compiled passes on a boundary list, distributed/jet.py) or "xp" (whole-array rounds over
-    every row); both make the same moves, so they return the same partition."""
+    every row); both make the same moves, so they return the same partition. With ``state``
+    returns (partition, its global cut, flags of a superset of its boundary among the own
+    vertices or None), for local_fm."""
     if method == "numba":
         from .jet import jet_rounds
-        return jet_rounds(g, parts, k, lmax, seed=seed, patience=patience, max_rounds=max_rounds,
-                          negative_gain_factor=negative_gain_factor, min_improvement=min_improvement,
-                          stream_dest=STREAM_DEST, stream_priority=STREAM_PRIORITY, rebalance=rebalance_tracked,
-                          block_sums=block_sums)
+        out = jet_rounds(g, parts, k, lmax, seed=seed, patience=patience, max_rounds=max_rounds,
+                         negative_gain_factor=negative_gain_factor, min_improvement=min_improvement,
+                         stream_dest=STREAM_DEST, stream_priority=STREAM_PRIORITY, rebalance=rebalance_tracked,
+                         block_sums=block_sums)
+        return out if state else out[0]
     if method != "xp":
         raise ValueError(f"method must be 'numba' or 'xp', got {method!r}")
     c = g.comm
@@ -111,7 +114,7 @@ def jet(g, parts, k, lmax, *, seed=0, patience=PATIENCE, max_rounds=MAX_ROUNDS,
         ext[:nl] = parts
         at, blocks = g.ghost_updates(locked, parts)
         ext[at] = blocks
-    return best
+    return (best, best_key[1], None) if state else best
 
 
 def _priority(seed, gids):
