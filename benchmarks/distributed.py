@@ -7,6 +7,10 @@ then per graph and P launches ``mpiexec -n P`` on this script in worker mode and
 per phase (input, matching, contraction, initial, refinement), the slowest rank's time and
 the most bytes any rank sent; the peak resident memory of the largest rank; and the cut
 against ``matchpart.partition`` and pymetis (METIS) on the same graph, in this process.
+The P = 1 ratios (/single 1t: partition wall time, /single CPU: CPU time) compare with the
+single process on one thread, as each rank runs (NUMBA_NUM_THREADS=1): the same run on the
+same resources; its time on every core is printed beside it. CPU time is the steadier
+number when other work shares the machine.
 Not a test: on a machine with fewer cores than ranks, the times measure oversubscription.
 Each worker first partitions a small graph (compiling and loading the kernels), then
 measures: phase times (slowest rank), bytes sent per rank, the resident memory before
@@ -90,16 +94,19 @@ def worker(path, k):
         g = load(path, c)
     t_input = time.perf_counter() - t0
     share = {"n_local": int(g.n_local), "entries": int(g.cols.shape[0]), "ghosts": int(g.ghosts.shape[0])}
+    # an untimed partition of the graph itself first (on its own Comm, so that the counters
+    # below count one run), as the single process is timed on its second run (see single)
+    partition(g, k, comm=Comm())
     c.comm.Barrier()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     res = partition(g, k, comm=c)
-    wall = time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     res.timings["input"] = t_input
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     phase_mb = sampler.stop()
     rows = c.comm.gather({"timings": res.timings, "bytes": dict(res.bytes_sent),
                           "collectives": dict(res.collectives), "peak_mb": peak_mb,
-                          "base_mb": base_mb, "phase_mb": phase_mb, "wall": wall, **share}, root=0)
+                          "base_mb": base_mb, "phase_mb": phase_mb, "wall": wall, "cpu": cpu, **share}, root=0)
     if c.rank == 0:
         print(json.dumps({"cut": res.cut, "feasible": res.feasible, "ranks": rows,
                           "levels": [lv["n"] for lv in res.levels], "gathered_m": res.levels[-1]["m"]}))
@@ -131,9 +138,18 @@ def single(path, k):
     from matchpart import metrics
     matchpart.partition(matchpart.generate("delaunay:2000"), 4)   # compile / load the kernels first
     g = matchpart.generate(path) if matchpart.generators.is_spec(str(path)) else matchpart.load_graph(path)
-    t0 = time.perf_counter()
-    res = matchpart.partition(g, k, device="cpu")
-    t_ours = time.perf_counter() - t0
+    # one thread, as each rank runs (NUMBA_NUM_THREADS=1): the "same run" for the
+    # P = 1 ratio; then every core (what a user of one machine gets), for reference. Each
+    # twice, the second timed: kernels taken from 30 000 vertices up (parallel FM's rounds)
+    # compile in the first (delaunay 2^20, k = 32: 4.5 s on one thread, 2.4 s warm)
+    for _ in range(2):
+        t0, c0 = time.perf_counter(), time.process_time()
+        res = matchpart.partition(g, k, device="cpu", threads=1)
+        t_ours, cpu_ours = time.perf_counter() - t0, time.process_time() - c0
+    for _ in range(2):
+        t0 = time.perf_counter()
+        matchpart.partition(g, k, device="cpu")
+        t_all = time.perf_counter() - t0
     metis_cut = t_metis = None
     try:
         import numpy as np
@@ -144,7 +160,8 @@ def single(path, k):
         metis_cut = metrics.edge_cut(g, np.asarray(parts))
     except ImportError:
         pass
-    return {"cut": res.cut, "time": t_ours, "metis_cut": metis_cut, "metis_time": t_metis, "n": g.n, "m": g.m}
+    return {"cut": res.cut, "time": t_ours, "cpu": cpu_ours, "time_all_threads": t_all, "threads": os.cpu_count(),
+            "metis_cut": metis_cut, "metis_time": t_metis, "n": g.n, "m": g.m}
 
 
 def memory_limit(spec, room, k, ranks=4):
@@ -198,11 +215,13 @@ def main():
                 matchpart.save_graph(matchpart.generate(spec, seed=1), path)
             ref = single(path, args.k)
             print(f"\n{spec} (n={ref['n']}, m={ref['m']}), k={args.k}: single-process cut {ref['cut']} "
-                  f"in {ref['time']:.2f} s; METIS cut {ref['metis_cut']} in {ref['metis_time'] or 0:.2f} s\n")
-            print("| P | cut | /single | /METIS | wall s | " + " | ".join(PHASES)
+                  f"in {ref['time']:.2f} s on 1 thread ({ref['cpu']:.2f} s CPU; {ref['time_all_threads']:.2f} s on "
+                  f"{ref['threads']} threads); METIS cut {ref['metis_cut']} in {ref['metis_time'] or 0:.2f} s\n")
+            print("| P | cut | /single | /METIS | wall s | partition s | /single 1t | CPU s (max) | /single CPU | "
+                  + " | ".join(PHASES)
                   + " | MiB sent per rank (max): " + ", ".join(PHASES)
                   + " | entries per rank (max) | base MiB/rank | peak MiB/rank (max) | gathered n, m |")
-            print("|" + "---|" * (10 + len(PHASES)))
+            print("|" + "---|" * (14 + len(PHASES)))
             for p in ranks:
                 r = launch(path, args.k, p)
                 if args.json:
@@ -214,8 +233,11 @@ def main():
                 t = {ph: max(row["timings"].get(ph, 0.0) for row in rows) for ph in PHASES}
                 sent = {ph: max(row["bytes"].get(ph, 0) for row in rows) / 2**20 for ph in PHASES}
                 metis = f"{r['cut'] / ref['metis_cut']:.3f}" if ref["metis_cut"] else "-"
+                part_s = max(row["wall"] for row in rows)
+                cpu_s = max(row["cpu"] for row in rows)
                 print(f"| {p} | {r['cut']} | {r['cut'] / ref['cut']:.3f} | {metis} | "
                       f"{max(row['wall'] + row['timings']['input'] for row in rows):.1f} | "
+                      f"{part_s:.2f} | {part_s / ref['time']:.2f} | {cpu_s:.2f} | {cpu_s / ref['cpu']:.2f} | "
                       + " | ".join(f"{t[ph]:.2f}" for ph in PHASES) + " | "
                       + ", ".join(f"{sent[ph]:.1f}" for ph in PHASES)
                       + f" | {max(row['entries'] for row in rows)} | {max(row['base_mb'] for row in rows):.0f}"

@@ -186,21 +186,24 @@ def partition(source, k, *, eps=0.03, seed=0, rating="expansion_star2", preset="
     # on a power-law graph FM refines the finest level only, as the single process does
     # (uncoarsen.uncoarsen): R-MAT 2^18, k = 32, P = 1 spent 13.5 s in FM over 11 levels
     fm_coarse = use_fm and not _skewed(g)
+    cut = None   # of the finest level's partition, when Jet and FM tracked it
     with c.phase("refinement"):
         for depth in range(len(hierarchy) - 2, -1, -1):
             fine, cid = hierarchy[depth]
             parts = project(hierarchy[depth + 1][0], cid, parts)
-            parts = refine.jet(fine, parts, k, lmax, seed=seed + depth, patience=pre.jet_patience,
-                               negative_gain_factor=pre.jet_negative_gain,
-                               min_improvement=pre.jet_min_improvement)
+            parts, cut, boundary = refine.jet(fine, parts, k, lmax, seed=seed + depth, patience=pre.jet_patience,
+                                              negative_gain_factor=pre.jet_negative_gain,
+                                              min_improvement=pre.jet_min_improvement, state=True)
             if use_fm and (depth == 0 or fm_coarse):
-                parts = local_fm(fine, parts, k, lmax, seed=seed + depth, passes=pre.fm_passes,
-                                 localized=pre.fm_localized)
+                parts, cut = local_fm(fine, parts, k, lmax, seed=seed + depth, passes=pre.fm_passes,
+                                      localized=pre.fm_localized, cut=cut, boundary=boundary)
         bw = refine.block_weights(g, parts, k)
         if (bw > lmax).any():
             parts = refine.rebalance(g, parts, k, lmax, seed=seed)
             bw = refine.block_weights(g, parts, k)
-        cut = refine.edge_cut(g, g.extended(parts))
+            cut = None
+        if cut is None or g.ewgt.dtype.kind not in "iu":   # float sums: the cut of the final parts, exactly
+            cut = refine.edge_cut(g, g.extended(parts))
     t2 = time.perf_counter()
     timings["initial"] = t1 - t0
     timings["refinement"] = t2 - t1

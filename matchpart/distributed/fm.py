@@ -24,15 +24,23 @@ from .refine import block_sums, block_weights
 SWEEPS = 2
 
 
-def local_fm(g, parts, k, lmax, *, seed=0, passes=1, localized=False):
+def local_fm(g, parts, k, lmax, *, seed=0, passes=1, localized=False, cut=None, boundary=None):
     """FM on the own vertices of ``g`` (in ``SWEEPS`` sweeps); returns the new parts of the
     own vertices. A partition that is not balanced is returned unchanged (the rebalancer's
-    job: FM here only trades cut within each rank's share of the free room)."""
+    job: FM here only trades cut within each rank's share of the free room).
+
+    ``cut`` (the global cut of ``parts``) and ``boundary`` (flags of a superset of its
+    boundary among the own vertices), as distributed Jet returns them, spare FM a pass over
+    the rows for each (the single process's FM takes them from its Jet alike; delaunay
+    2^20, k = 32, P = 1, profiled: FM's rounds 0.81 -> 0.38 s). With ``cut`` given, returns
+    (parts, the new global cut): the old one less every rank's gains (exact: see the
+    module's text), so that the partition needs no final cut pass (0.27 s there)."""
     c = g.comm
     nl = g.n_local
     parts = np.asarray(parts, dtype=np.int64).copy()
     if passes <= 0:
-        return parts
+        return parts if cut is None else (parts, cut)
+    gained = 0.0
     arrays, ghost_owner_lo, ghost_owner_hi = _local_arrays(g)
     for sweep in range(SWEEPS):
         own_movable = ~ghost_owner_lo if sweep == 0 else ghost_owner_lo & ~ghost_owner_hi
@@ -50,10 +58,20 @@ def local_fm(g, parts, k, lmax, *, seed=0, passes=1, localized=False):
         vw[~movable] = big
         maxw = room + big * np.bincount(ext[~movable], minlength=k)
         local = ext.copy()
-        refine_arrays((*arrays[:3], vw), local, maxw, seed=seed + 7919 * sweep + 104729 * c.rank, passes=passes,
-                      rebalance=False, localized=localized)
+        # the hints hold for the first sweep only (the second starts from other ranks' moves);
+        # on one rank the local graph is the whole graph, so its cut is the global one
+        hint = None
+        if sweep == 0 and boundary is not None:
+            hint = np.concatenate([boundary, np.ones(g.ghosts.shape[0], dtype=np.bool_)])
+        known = cut if sweep == 0 and c.size == 1 else None
+        out = refine_arrays((*arrays[:3], vw), local, maxw, seed=seed + 7919 * sweep + 104729 * c.rank,
+                            passes=passes, rebalance=False, localized=localized, cut=known, boundary_hint=hint)
+        gained += out["initial_cut"] - out["cut"]
         parts = local[:nl]
-    return parts
+    if cut is None:
+        return parts
+    total = c.allreduce(np.array([gained], dtype=np.float64))[0]
+    return parts, (cut - int(round(total)) if isinstance(cut, (int, np.integer)) else cut - total)
 
 
 def _local_arrays(g):

@@ -28,7 +28,10 @@ def ghost_adjacency(g):
 
 def jet_rounds(g, parts, k, lmax, *, seed, patience, max_rounds, negative_gain_factor, min_improvement,
                stream_dest, stream_priority, rebalance, block_sums):
-    """refine.jet's loop on the compiled passes; returns the best partition seen."""
+    """refine.jet's loop on the compiled passes; returns (the best partition seen, its global
+    cut, bool flags of a superset of its boundary among the own vertices): FM then starts
+    from them instead of a pass over every row for each (as the single process's Jet hands
+    them to its FM)."""
     c = g.comm
     nl, ng = g.n_local, g.ghosts.shape[0]
     parts = np.asarray(parts, dtype=np.int64).copy()
@@ -55,6 +58,12 @@ def jet_rounds(g, parts, k, lmax, *, seed, patience, max_rounds, negative_gain_f
     prio_key = np.uint64(stream_key(seed, stream_priority))
     integral = g.ewgt.dtype.kind in "iu"
     best, best_key, stale = parts.copy(), None, 0
+    # own vertices moved since best was taken, and ghosts whose block changed since: with
+    # their neighbours they cover the part of best's boundary the list no longer does
+    since = np.zeros(nl, dtype=np.bool_)
+    since_list = np.empty(nl, dtype=np.int64)
+    nsince = 0
+    ghosts_since = []
     ext = None
     local_bw = block_sums(parts, vw, k)
     nb = 0
@@ -70,6 +79,8 @@ def jet_rounds(g, parts, k, lmax, *, seed, patience, max_rounds, negative_gain_f
             local_bw = block_sums(parts, vw, k)
             bw = c.allreduce(local_bw)
             nb = kn.extend_list(g.indptr, g.adj, mv, mv.shape[0], gptr, gnbr, ghost_at, bnd, nb, in_list)
+            nsince = kn.note_moved(mv, mv.shape[0], since, since_list, nsince)
+            ghosts_since.append(ghost_at)
         nb, two_cut = scan_boundary(g.indptr, g.adj, g.ewgt, ext, k, bnd, nb, in_list, locked,
                                     np.uint64(stream_key(seed, stream_dest + it)), dest, conn_dest, conn_own, acc,
                                     touched, everywhere, keep, chunk_cut, chunk, parallel_min)
@@ -82,6 +93,9 @@ def jet_rounds(g, parts, k, lmax, *, seed, patience, max_rounds, negative_gain_f
         is_best, stale = patience_step(key, best_key, stale, min_improvement)
         if is_best:
             best, best_key = parts.copy(), key
+            since[since_list[:nsince]] = False
+            nsince = 0
+            ghosts_since = []
         if stale >= patience or it == max_rounds:
             break
         kn.candidates(bnd, nb, dest, conn_dest, conn_own, negative_gain_factor, cand_ext, dest_ext, gain_ext)
@@ -101,4 +115,12 @@ def jet_rounds(g, parts, k, lmax, *, seed, patience, max_rounds, negative_gain_f
         at, blocks = g.ghost_updates(locked, parts)
         ext[at] = blocks
         nb = kn.extend_list(g.indptr, g.adj, prev, nprev, gptr, gnbr, at, bnd, nb, in_list)
-    return best
+        nsince = kn.note_moved(prev, nprev, since, since_list, nsince)
+        ghosts_since.append(at)
+    if ext is None or best_key is None:
+        return best, None, None
+    # in_list covers the boundary of the last partition (parts); best differs from it on the
+    # vertices noted since, so those and their neighbours cover the rest of best's boundary
+    at = np.unique(np.concatenate(ghosts_since)) if ghosts_since else np.zeros(0, dtype=np.int64)
+    kn.extend_list(g.indptr, g.adj, since_list, nsince, gptr, gnbr, at, bnd, nb, in_list)
+    return best, best_key[1], in_list

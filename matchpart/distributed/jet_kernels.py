@@ -142,6 +142,18 @@ def extend_list(indptr, adj, moved, nm, gptr, gnbr, ghost_at, listed, nb, in_lis
 
 
 @njit(cache=True)
+def note_moved(moved, nm, noted, listed, n):
+    """Flag and list the vertices moved[:nm] not yet ``noted``; returns the list's new length."""
+    for i in range(nm):
+        v = moved[i]
+        if not noted[v]:
+            noted[v] = True
+            listed[n] = v
+            n += 1
+    return n
+
+
+@njit(cache=True)
 def ghost_rows(indptr, adj, nl, ng):
     """Per ghost j, the own vertices adjacent to it, in row order (CSR: gptr, gnbr), and the
     entry of each in the own rows (gent: its weight is ewgt[gent])."""

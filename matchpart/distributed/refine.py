@@ -27,6 +27,9 @@ REBALANCE_ROUNDS = 20
 # Hash streams (distinct from the single-process refiners', whose tie orders are unrelated).
 STREAM_DEST = 0xD15700
 STREAM_PRIORITY = 0xD15800
+# Destination ties in rebalancing: one key for all rounds of a call, so that a vertex's best
+# block can be kept from round to round (rebalance_kernels.select); it was one per round.
+STREAM_REBALANCE = STREAM_DEST + 997
 
 
 def block_sums(blocks, weights, k):
@@ -58,17 +61,20 @@ def _destinations(g, parts_ext, k, active, allowed, seed, stream):
 
 
 def jet(g, parts, k, lmax, *, seed=0, patience=PATIENCE, max_rounds=MAX_ROUNDS,
-        negative_gain_factor=NEGATIVE_GAIN_FACTOR, min_improvement=MIN_IMPROVEMENT, method="numba"):
+        negative_gain_factor=NEGATIVE_GAIN_FACTOR, min_improvement=MIN_IMPROVEMENT, method="numba", state=False):
     """Refine ``parts`` (blocks of own vertices); returns the best balanced partition seen
     (or the least overloaded one when balance was never reached). ``method``: "numba" (the
     compiled passes on a boundary list, distributed/jet.py) or "xp" (whole-array rounds over
-    every row); both make the same moves, so they return the same partition."""
+    every row); both make the same moves, so they return the same partition. With ``state``
+    returns (partition, its global cut, flags of a superset of its boundary among the own
+    vertices or None), for local_fm."""
     if method == "numba":
         from .jet import jet_rounds
-        return jet_rounds(g, parts, k, lmax, seed=seed, patience=patience, max_rounds=max_rounds,
-                          negative_gain_factor=negative_gain_factor, min_improvement=min_improvement,
-                          stream_dest=STREAM_DEST, stream_priority=STREAM_PRIORITY, rebalance=rebalance_tracked,
-                          block_sums=block_sums)
+        out = jet_rounds(g, parts, k, lmax, seed=seed, patience=patience, max_rounds=max_rounds,
+                         negative_gain_factor=negative_gain_factor, min_improvement=min_improvement,
+                         stream_dest=STREAM_DEST, stream_priority=STREAM_PRIORITY, rebalance=rebalance_tracked,
+                         block_sums=block_sums)
+        return out if state else out[0]
     if method != "xp":
         raise ValueError(f"method must be 'numba' or 'xp', got {method!r}")
     c = g.comm
@@ -108,7 +114,7 @@ def jet(g, parts, k, lmax, *, seed=0, patience=PATIENCE, max_rounds=MAX_ROUNDS,
         ext[:nl] = parts
         at, blocks = g.ghost_updates(locked, parts)
         ext[at] = blocks
-    return best
+    return (best, best_key[1], None) if state else best
 
 
 def _priority(seed, gids):
@@ -138,6 +144,21 @@ def _afterburner(g, ext, cand, dest, gain, prio):
     return rows_c[new_gain[rows_c] > 0]
 
 
+def _round_head(g, parts, vw, k, lmax):
+    """A rebalancing round's start, shared by both methods: (this rank's block weights, the
+    global ones, the overweight blocks, the blocks that may receive), or None when no block
+    is over lmax."""
+    local = block_sums(parts, vw, k)
+    bw = g.comm.allreduce(local)
+    over = bw > lmax
+    if not over.any():
+        return None
+    allowed = (bw < lmax) & _destination_blocks(g, bw, k)
+    if not allowed.any():
+        allowed = bw < lmax
+    return local, bw, over, allowed
+
+
 def _destination_blocks(g, bw, k):
     """Blocks that may receive: at most average weight (they exist, and have room for more
     than a sliver that would be split between the ranks down to nothing), else any below lmax."""
@@ -157,17 +178,13 @@ def rebalance(g, parts, k, lmax, *, seed=0, rounds=REBALANCE_ROUNDS, method="num
     c = g.comm
     vw = g.vwgt.astype(np.float64)
     for rnd in range(rounds):
-        local = block_sums(parts, vw, k)
-        bw = c.allreduce(local)
-        over = bw > lmax
-        if not over.any():
+        head = _round_head(g, parts, vw, k, lmax)
+        if head is None:
             break
+        local, bw, over, allowed = head
         ext = g.extended(parts)
-        allowed = (bw < lmax) & _destination_blocks(g, bw, k)
-        if not allowed.any():
-            allowed = bw < lmax
         active = over[parts]
-        dest, cd, co = _destinations(g, ext, k, active, allowed, seed, STREAM_DEST + 997 + rnd)
+        dest, cd, co = _destinations(g, ext, k, active, allowed, seed, STREAM_REBALANCE)
         # a vertex with no adjacent room goes to the lightest block (loses all its connectivity)
         nowhere = active & (dest < 0)
         dest[nowhere] = int(np.argmin(bw))
@@ -195,6 +212,7 @@ def rebalance_tracked(g, parts, ext, k, lmax, *, seed=0, rounds=REBALANCE_ROUNDS
     instead of rebuilding it (a full pass over the rows: 0.09 s over 47 calls on delaunay
     2^18, k = 32, P = 1)."""
     from . import rebalance_kernels as rk
+    from .jet import ghost_adjacency
     c = g.comm
     nl = g.n_local
     vw = g.vwgt.astype(np.float64)
@@ -203,25 +221,33 @@ def rebalance_tracked(g, parts, ext, k, lmax, *, seed=0, rounds=REBALANCE_ROUNDS
     moved = np.empty(nl, dtype=np.int64)
     nmoved = 0
     ghosts_at = []
+    # each vertex's best allowed adjacent block, kept between rounds (rk.select)
+    known = np.zeros(nl, dtype=np.bool_)
+    kd = np.empty(nl, dtype=np.int64)
+    kcd = np.empty(nl, dtype=g.ewgt.dtype)
+    kco = np.empty(nl, dtype=g.ewgt.dtype)
+    was_allowed = np.ones(k, dtype=np.bool_)
+    gptr, gnbr, _ = ghost_adjacency(g)
+    key = np.uint64(stream_key(seed, STREAM_REBALANCE))
     for rnd in range(rounds):
-        local = block_sums(parts, vw, k)
-        bw = c.allreduce(local)
-        over = bw > lmax
-        if not over.any():
+        head = _round_head(g, parts, vw, k, lmax)
+        if head is None:
             break
-        allowed = (bw < lmax) & _destination_blocks(g, bw, k)
-        if not allowed.any():
-            allowed = bw < lmax
+        local, bw, over, allowed = head
+        if (allowed & ~was_allowed).any():
+            known[:] = False   # a newly allowed block may be some vertex's best
+        was_allowed[:] = allowed
         share = (bw - lmax) * np.divide(local, bw, out=np.zeros(k), where=bw > 0)
-        movers, dest, loss, asked = rk.select(g.indptr, g.adj, g.ewgt, ext, vw, k, over, allowed,
-                                              np.uint64(stream_key(seed, STREAM_DEST + 997 + rnd)),
-                                              int(np.argmin(bw)), np.ceil(share))
+        movers, dest, loss, asked = rk.select(g.indptr, g.adj, g.ewgt, ext, vw, k, over, allowed, key,
+                                              int(np.argmin(bw)), np.ceil(share), known, kd, kcd, kco)
         total_asked = c.allreduce(asked)
         room = np.maximum(lmax - bw, 0) * np.divide(asked, total_asked, out=np.zeros(k), where=total_asked > 0)
         nmoved = rk.admit(movers, dest, loss, vw, np.floor(room), rnd > 0, parts, ext, now, changed, moved, nmoved)
         at, blocks = g.ghost_updates(now, parts)
         ext[at] = blocks
         ghosts_at.append(at)
+        movers = movers[now[movers]]
+        rk.invalidate(g.indptr, g.adj, movers, movers.shape[0], gptr, gnbr, at, known)
         now[movers] = False
     at = np.unique(np.concatenate(ghosts_at)) if ghosts_at else np.zeros(0, dtype=np.int64)
     return parts, ext, moved[:nmoved], at
