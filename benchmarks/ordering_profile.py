@@ -105,7 +105,7 @@ def replay(indptr, indices, vwgt, eps, leaf_size):
             stack.extend((lo + start[c], lo + start[c + 1], depth) for c in range(ncomp))
             continue
         C[b + " pieces"] += 1
-        runs = ndkernel.MULTI_SEPS if size >= ndkernel.MULTI_SEP_MIN else 1
+        runs = (ndkernel.TOP_SEPS if depth == 0 else ndkernel.MULTI_SEPS) if size >= ndkernel.MULTI_SEP_MIN else 1
         where = ml_best(b, sub, eps, nested.ND_SEP_PASSES, runs, nested.MATCH_WINDOW)
         start = timed(b + " regroup", ndkernel._regroup, verts, lo, where, 3)
         n0, n1 = start[1], start[2] - start[1]

@@ -71,6 +71,10 @@ def _max_flow(ptr, to, cap, rev, s, t):
                     level[to[a]] = level[u] + 1
                     q[tail] = to[a]
                     tail += 1
+            # t labelled: every level below its own is complete, and the phase's paths use
+            # those only (grid27:40's top separator: 11.3 M -> 3.5 M arcs scanned, 15 phases)
+            if level[t] >= 0:
+                break
         if level[t] < 0:
             return flow
         it[:] = ptr[:-1]

@@ -18,9 +18,16 @@ from .sepfm import side_weights
 # ---- tunables -------------------------------------------------------------------------
 # Pieces of at least this many vertices get MULTI_SEPS separators, the lightest kept (METIS's
 # nseps): their separators make most of the flops. 5 graphs x 2 seeds: flops 1.120 -> 1.084 x
-# METIS's (rgg_n_2_15_s0 1.094 -> 0.997 x).
+# METIS's (rgg_n_2_15_s0 1.094 -> 0.997 x) for 1 -> 3 runs.
 MULTI_SEP_MIN = 8000
-MULTI_SEPS = 3
+# The pieces of depth 0 (the graph, or its components) get TOP_SEPS runs instead: the top
+# separator makes most of the flops, and 4 runs on 2 threads take the wall time of 3 (a
+# single piece: 2 rounds), so the runs go there rather than to the deeper pieces. 9 ordering
+# graphs x seeds 0 and 1 against METIS (nnz, flops geomean): 3 / 3 runs 0.976, 0.988 x;
+# 4 / 3 0.974, 0.980 x; 4 / 2 0.973, 0.980 x (grid27:40 1.37 -> 1.21 x flops, seed 0) for
+# 2/3 of the deeper pieces' separator runs; 3 / 2 in the commit message.
+TOP_SEPS = 4
+MULTI_SEPS = 2
 _MOD = 2**31 - 1
 
 
@@ -143,7 +150,7 @@ def dissect_piece(indptr, indices, ewgt, vwgt, verts, iperm, lo, hi, depth, eps,
 
 @njit(cache=True, parallel=PRANGE_ONLY)
 def nd_kernel(indptr, indices, ewgt, vwgt, verts, iperm, tasks, eps, seed, leaf_size, passes, runs, shared, window,
-              split_min, flow_depth, flow_min):
+              split_min, flow_depth, flow_min, top_runs):
     """Nested dissection of the pieces ``tasks`` (rows lo, hi, depth: the vertices verts[lo:hi],
     numbered lo..hi-1) in one compiled call; fills ``iperm`` (new number per vertex) and
     returns the separators found as rows (depth, vertices, weight), in an order fixed by the
@@ -152,7 +159,8 @@ def nd_kernel(indptr, indices, ewgt, vwgt, verts, iperm, tasks, eps, seed, leaf_
     ``shared``) on the threads; the smaller pieces' recursions (dissect_piece) then run on
     the threads, largest first. ``passes``: separator FM passes per level. Separators of
     pieces of ``flow_min``+ vertices are improved by flow.flow_separator (band of
-    ``flow_depth`` steps; 0: off) once the lightest run is chosen, on the threads."""
+    ``flow_depth`` steps; 0: off) once the lightest run is chosen, on the threads. Pieces of
+    depth 0 get ``top_runs`` runs instead of ``runs`` (ndkernel.TOP_SEPS)."""
     n = verts.shape[0]
     nv = indptr.shape[0] - 1
     local = np.full(nv, -1, dtype=np.int64)
@@ -206,7 +214,7 @@ def nd_kernel(indptr, indices, ewgt, vwgt, verts, iperm, tasks, eps, seed, leaf_
         nruns = np.empty(np_, dtype=np.int64)
         for j in range(np_):
             size = pend[plist[j], 1] - pend[plist[j], 0]
-            nruns[j] = runs if size >= MULTI_SEP_MIN and shared == 0 else 1
+            nruns[j] = (top_runs if pend[plist[j], 2] == 0 else runs) if size >= MULTI_SEP_MIN and shared == 0 else 1
         item_at = np.zeros(np_ + 1, dtype=np.int64)
         for j in range(np_):
             item_at[j + 1] = item_at[j] + nruns[j]

@@ -16,7 +16,7 @@ from ..refine.state import host_induced
 from .compress import MIN_COMPRESSION, identical_groups
 from .locality import renumber_for_locality
 from .mindegree import MAX_DENSE_VERTICES
-from .ndkernel import MULTI_SEPS, nd_kernel
+from .ndkernel import MULTI_SEPS, TOP_SEPS, nd_kernel
 
 # ---- tunables -------------------------------------------------------------------------
 # Pieces of at most this many vertices are ordered by minimum degree instead of being
@@ -100,7 +100,7 @@ def order(graph, *, matcher="local_max", rating="expansion_star2", eps=ORDER_EPS
     whose numbering scatters neighbours is renumbered breadth-first (locality.py); then each
     piece is split by a vertex separator (vertex_separator's multilevel method with
     ``matcher``/``rating``/``method`` on pieces of more than PY_MIN_VERTICES vertices, the
-    compiled heavy-edge version of ndkernel.py, the lightest of MULTI_SEPS on pieces of MULTI_SEP_MIN+
+    compiled heavy-edge version of ndkernel.py, the lightest of MULTI_SEPS (TOP_SEPS at depth 0) on pieces of MULTI_SEP_MIN+
     vertices), the separator numbered after both sides, the sides ordered recursively;
     disconnected pieces are ordered one component at a time, pieces of at most ``leaf_size``
     vertices by multiple minimum degree with their halo of ancestor-separator vertices
@@ -153,7 +153,7 @@ def order(graph, *, matcher="local_max", rating="expansion_star2", eps=ORDER_EPS
         ksep = nd_kernel(indptr, indices, ewgt, vwgt, verts, iperm_c,
                          np.asarray(tasks, dtype=np.int64).reshape(-1, 3), float(eps), kseed, int(leaf_size),
                          ND_SEP_PASSES, MULTI_SEPS, MULTI_SHARED_LEVELS, MATCH_WINDOW, max(PAR_SPLIT_MIN, leaf_size), FLOW_DEPTH,
-                         FLOW_MIN)
+                         FLOW_MIN, TOP_SEPS)
     separators = np.vstack([np.asarray(seps, dtype=np.float64).reshape(-1, 3), ksep])
     if old is not None:   # back to the (compressed) graph's own numbering
         renumbered = iperm_c
