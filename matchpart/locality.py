@@ -62,10 +62,14 @@ def bfs_relabel(graph):
     if be.is_gpu:
         order = bfs_order(graph)
         return order, relabel.relabel(graph, order)
-    indptr = np.asarray(graph.indptr, dtype=np.int64)
-    indices, ewgt = np.asarray(graph.indices), np.asarray(graph.ewgt)
-    order, new_indptr, new_indices, new_ewgt = _bfs_relabel_nb(indptr, indices, ewgt)
+    order, new_indptr, new_indices, new_ewgt = bfs_relabel_arrays(graph.indptr, graph.indices, graph.ewgt)
     return order, Graph._trusted(new_indptr, new_indices, new_ewgt, graph.vwgt[order], be)
+
+
+def bfs_relabel_arrays(indptr, indices, ewgt):
+    """bfs_relabel on host CSR arrays: (order, indptr, indices, ewgt) of the renumbered graph
+    (the ordering's renumbering, order/locality.py, uses it too)."""
+    return _bfs_relabel_nb(np.asarray(indptr, dtype=np.int64), np.asarray(indices), np.asarray(ewgt))
 
 
 def bfs_order(graph):

@@ -17,7 +17,8 @@ from matchpart.order.compress import identical_groups
 from matchpart.order.cover import konig_cover, max_matching_nb, min_vertex_cover
 from matchpart.order.fill import fill
 from matchpart.order.flow import flow_separator
-from matchpart.order.locality import bfs_numbering, median_spread, permute_symmetric, renumber_for_locality
+from matchpart.locality import bfs_relabel_arrays
+from matchpart.order.locality import median_spread, renumber_for_locality
 from matchpart.order.mindegree import halo_min_degree_order, min_degree_order
 from matchpart.order.ndkernel import with_halo as _with_halo
 from matchpart.order.nested import order
@@ -303,10 +304,10 @@ def test_locality_renumbering_is_an_isomorphism():
     g = matchpart.generate("delaunay:30000")           # randomly numbered: renumbered
     indptr = g.indptr.astype(np.int64)
     assert median_spread(indptr, g.indices, 4096) > 0.05 * g.n
-    old = bfs_numbering(indptr, g.indices)
+    old, ptr, idx, _ = bfs_relabel_arrays(indptr, g.indices, g.ewgt)
     assert sorted(old.tolist()) == list(range(g.n))
     vw = np.arange(g.n, dtype=np.int64)
-    ptr, idx, w = permute_symmetric(indptr, g.indices, vw, old)
+    w = renumber_for_locality(indptr, g.indices, vw)[2]
     A = g.to_scipy().tocsr()
     B = A[old][:, old].tocsr()
     B.sort_indices()
