@@ -357,6 +357,36 @@ def test_localized_rounds_on_large_low_degree_levels(monkeypatch):
     check_result(g, every, 8)
 
 
+def test_sparse_graphs_get_localized_rounds_on_every_level(monkeypatch):
+    """A graph of mean degree <= uncoarsen.SPARSE_LOCALIZED_MAX_DEGREE (a mesh's dual graph)
+    gets FM's short localized rounds on every refined level; delaunay (degree 6) on none of
+    its small levels."""
+    from matchpart import uncoarsen
+    from matchpart.mesh import dual_graph
+    from scipy.spatial import Delaunay
+    tri = Delaunay(np.random.default_rng(3).random((3000, 2))).simplices
+    dual = dual_graph(tri, 2)
+    assert 2 * dual.m <= 3 * dual.n
+    stalls = []
+    real = uncoarsen.refine_level
+
+    def spy(graph, parts, k, lmax, preset, seed, boundary=None, local_stall=None, workspace=None):
+        stalls.append(local_stall)
+        return real(graph, parts, k, lmax, preset, seed, boundary, local_stall, workspace)
+
+    monkeypatch.setattr(uncoarsen, "refine_level", spy)
+    res = partition(dual, 8, seed=2)
+    check_result(dual, res, 8)
+    assert len(stalls) > 1 and set(stalls) == {uncoarsen.SPARSE_LOCALIZED_STALL_MOVES}
+    stalls.clear()
+    partition(load_graph("delaunay:3000"), 8, seed=2)
+    assert stalls and set(stalls) == {0}
+    monkeypatch.setattr(uncoarsen, "SPARSE_LOCALIZED_MAX_DEGREE", 2.0)
+    stalls.clear()
+    off = partition(dual, 8, seed=2)
+    assert set(stalls) == {0} and not np.array_equal(off.parts, res.parts)
+
+
 def test_fm_skips_dense_coarse_levels(monkeypatch):
     """FM runs on the finest level and on coarse levels of mean degree at most
     uncoarsen.COARSE_FM_MAX_DEGREE; denser coarse levels get Jet alone."""
