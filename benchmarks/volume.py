@@ -30,6 +30,12 @@ from matchpart import metrics  # noqa: E402
 from peers import load  # noqa: E402
 
 
+# Time ratios count the instances where gpmetis takes at least this long, as
+# benchmarks/peers.py does: below it a run is mostly fixed costs (gpmetis's 1-9 ms against a
+# Python call's few milliseconds of set-up) and the timer's resolution.
+TIMED_MIN_SECONDS = 0.010
+
+
 def gmean(xs):
     xs = [x for x in xs if x is not None and x > 0]
     return float(np.exp(np.mean(np.log(xs)))) if xs else float("nan")
@@ -79,11 +85,17 @@ def main(argv=None):
                      + (f"{r['metis_t']:.3f}" if r["metis_t"] is not None else "n/a") + " | "
                      + (f"{tr:.2f}" if tr else "n/a") + " |")
     both = [r for r in rows if r["metis_vol"] and r["bal"] and r["metis_bal"]]
+    timed = [r for r in both if r["metis_t"] is not None and r["metis_t"] >= TIMED_MIN_SECONDS]
+    small = [r for r in both if r not in timed]
     lines += ["", f"Geometric means over the {len(both)} of {len(rows)} instances where both are balanced: "
               f"volume {gmean([r['vol'] / r['metis_vol'] for r in both]):.3f} x gpmetis's (target <= 0.95), "
-              f"time {gmean([r['t'] / r['metis_t'] for r in both if r['metis_t']]):.2f} x (target <= 2), "
               f"our cut objective's volume {gmean([r['cut_obj_vol'] / r['metis_vol'] for r in both]):.3f} x; "
               f"objtype=vol / objtype=cut volume {gmean([r['vol'] / r['cut_obj_vol'] for r in rows]):.3f}.",
+              f"Time over the {len(timed)} of them where gpmetis takes >= {TIMED_MIN_SECONDS * 1e3:.0f} ms "
+              f"(benchmarks/peers.py's rule): {gmean([r['t'] / r['metis_t'] for r in timed]):.2f} x gpmetis's "
+              f"(target <= 2); over all {len(both)}: {gmean([r['t'] / r['metis_t'] for r in both if r['metis_t']]):.2f} x; "
+              f"where gpmetis takes less, ours takes at most "
+              f"{max([r['t'] for r in small], default=0.0) * 1e3:.0f} ms.",
               f"Load average {start_load} at the start, {load()} at the end; medians of {args.runs} interleaved runs."]
     print("\n".join(lines))
 
