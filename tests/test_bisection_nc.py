@@ -10,6 +10,7 @@ from hypothesis import given, settings, strategies as st
 import matchpart
 from matchpart import bisection_nc, metrics
 from matchpart.graph import Graph
+from matchpart.refine.multi_pairwise import pairwise_nc
 
 
 def _random_graph(n, p, seed):
@@ -127,3 +128,39 @@ def test_ncon_partition_does_not_depend_on_the_thread_count():
         numba.set_num_threads(before)
     many = matchpart.partition(gw, 8, device="cpu").parts
     assert np.array_equal(one, many)
+
+
+# ---- pairwise multi-constraint FM (refine/multi_pairwise.py) ------------------------------------
+def _block_weights(vw, parts, k):
+    return np.stack([np.bincount(parts, weights=vw[:, j], minlength=k) for j in range(vw.shape[1])], axis=1)
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(20, 300), c=st.integers(2, 3), k=st.integers(2, 7), seed=st.integers(0, 10**6),
+       slack=st.sampled_from([0.0, 0.05, 0.3]))
+def test_pairwise_nc_keeps_every_bound_and_never_raises_the_cut(n, c, k, seed, slack):
+    indptr, indices, ewgt = _random_graph(n, 5.0 / n, seed)
+    vw = _weights(n, c, seed)
+    parts = np.random.default_rng(seed).integers(0, k, n).astype(np.int64)
+    maxw = _block_weights(vw, parts, k).max(axis=0)[None, :] * (1 + slack) * np.ones((k, 1))
+    before = _side_cut(indptr, indices, ewgt, parts)
+    gained = pairwise_nc(indptr, indices, ewgt, vw, parts, maxw, seed % 1000, 2, 2)
+    after = _side_cut(indptr, indices, ewgt, parts)
+    assert (_block_weights(vw, parts, k) <= maxw + 1e-9).all()
+    assert after <= before and gained == pytest.approx(before - after)
+    assert parts.min() >= 0 and parts.max() < k
+
+
+def test_pairwise_nc_exchanges_between_full_blocks():
+    # two blocks, each exactly at its bound in both constraints: no single move fits, so only
+    # an exchange (a move that overloads a side, then one back) can lower the cut
+    g = matchpart.load_graph("delaunay:400:seed=1")
+    indptr, indices, ewgt = (np.asarray(g.indptr, dtype=np.int64), np.asarray(g.indices, dtype=np.int64),
+                             np.asarray(g.ewgt, dtype=np.float64))
+    vw = np.ones((g.n, 2))
+    parts = (np.arange(g.n) % 2).astype(np.int64)          # a bad, exactly balanced split
+    maxw = _block_weights(vw, parts, 2)
+    before = _side_cut(indptr, indices, ewgt, parts)
+    gain = pairwise_nc(indptr, indices, ewgt, vw, parts, maxw, 0, 2, 4)
+    assert gain > 0.3 * before
+    assert np.array_equal(_block_weights(vw, parts, 2), maxw)
