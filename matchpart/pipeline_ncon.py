@@ -22,8 +22,9 @@ from .refine.multi_pairwise import PAIRWISE_NC_PASSES, PAIRWISE_NC_ROUNDS, pairw
 
 # Initial partitions tried on the coarsest level (each a recursive bisection, of the kind
 # INITIAL picks, then rebalanced and refined under every constraint); the best feasible one
-# is kept. Measured with the stand-in's bisections: benchmarks/ncon.py subset (4elt, fe_4elt2, delaunay and rgg 2^16; the three sets;
-# k = 8, 32), cut / gpmetis's, geomean: 1 run 0.935, 2 runs 0.928 for ~1.1 x the time.
+# is kept. Measured with the stand-in's bisections: benchmarks/ncon.py subset (4elt,
+# fe_4elt2, delaunay and rgg 2^16; the three sets; k = 8, 32), cut / gpmetis's, geomean:
+# 1 run 0.935, 2 runs 0.928 for ~1.1 x the time.
 INITIAL_RUNS = 2
 # The initial runs take turns with these stand-ins (constraints.balance_standin): neither is
 # better everywhere (shared graphs, three constraint sets, k = 8, 32: PGPgiantcompo unit +

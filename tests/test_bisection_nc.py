@@ -1,5 +1,6 @@
 """Tests for matchpart.bisection_nc: multi-constraint bisection (balance in every constraint,
-quality against brute force on tiny graphs, determinism) and its recursive k-way driver."""
+quality against brute force on tiny graphs, determinism), its recursive k-way driver, and
+refine/multi_pairwise.py, which runs its FM on pairs of blocks."""
 import itertools
 
 import numba
