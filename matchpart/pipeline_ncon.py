@@ -1,5 +1,6 @@
 """The multilevel V-cycle for several weights per vertex (METIS's ncon > 1): coarsen a one-weight
-stand-in of the graph under a cap per constraint, partition the coarsest level, then project
+stand-in of the graph under a cap per constraint, partition the coarsest level (bisection_nc's
+multi-constraint bisections and the stand-in's, the best kept), then project
 and refine with every constraint's bound on every level (refine/multi.py)."""
 from __future__ import annotations
 
@@ -13,13 +14,17 @@ from .coarsen import cluster_mapping, coarsen, level_summaries
 from .coarsen.hierarchy import CAP_FACTOR
 from .errors import UnsupportedOptionError
 from .graph import Graph
-from .refine.multi_level import refine_nc
+from .refine.multi import total_overload
+from .refine.multi_level import _inverse_ideal, block_weights_nc, refine_nc
 from .refine.multi_fm import FM_PASSES
+from .bisection_nc import initial_partition_nc
+from .refine.multi_pairwise import PAIRWISE_NC_PASSES, PAIRWISE_NC_ROUNDS, pairwise_nc
 
-# Initial partitions tried on the coarsest level (each a recursive bisection of the balance
-# stand-in, then rebalanced and refined under every constraint); the best feasible one is
-# kept. benchmarks/ncon.py subset (4elt, fe_4elt2, delaunay and rgg 2^16; the three sets;
-# k = 8, 32), cut / gpmetis's, geomean: 1 run 0.935, 2 runs 0.928 for ~1.1 x the time.
+# Initial partitions tried on the coarsest level (each a recursive bisection, of the kind
+# INITIAL picks, then rebalanced and refined under every constraint); the best feasible one
+# is kept. Measured with the stand-in's bisections: benchmarks/ncon.py subset (4elt,
+# fe_4elt2, delaunay and rgg 2^16; the three sets; k = 8, 32), cut / gpmetis's, geomean:
+# 1 run 0.935, 2 runs 0.928 for ~1.1 x the time.
 INITIAL_RUNS = 2
 # The initial runs take turns with these stand-ins (constraints.balance_standin): neither is
 # better everywhere (shared graphs, three constraint sets, k = 8, 32: PGPgiantcompo unit +
@@ -33,6 +38,20 @@ SMALL_GRAPH_RUNS = 8
 # Greedy rounds per level before FM: 2 instead of 10 gave the same cut (FM follows) in 0.85 x
 # the time on that subset.
 GREEDY_ROUNDS = 2
+# Which initial partitions the runs are: "mix" alternates bisection_nc's (each constraint
+# balanced on its own, even runs) with the stand-in's (odd runs, STANDIN_NORMS in turn); "nc"
+# and "standin" use one kind only. benchmarks/ncon.py, 102 instances, 1 run, cut / gpmetis's
+# geomean: standin 0.966 (issue 24), nc 0.948, mix 0.929 (nc wins on skewed graphs,
+# PGPgiantcompo unit + degree k = 8 1903 -> 1719; the stand-in on 0/1 masks, rgg2d k = 32
+# 863 with nc against 784 mixed) at 1.50 x gpmetis's CPU time.
+INITIAL = "mix"
+# Levels of at most PAIRWISE_MAX_N vertices, and every initial run on the coarsest level,
+# get pairwise multi-constraint 2-way FM (refine/multi_pairwise.py) after their k-way
+# refinement. On that module's subset, cut against none (2 rounds): the coarsest level only
+# 0.994 at 1.10 x the CPU time, levels <= 5000 vertices 0.978 at 1.14 x, <= 20000 0.973 at
+# 1.31 x, every level 0.972 at 1.53 x (the finest levels of 2^16 graphs cost most).
+PAIRWISE_MAX_N = 5000
+PAIRWISE_COARSEST = True
 # Seed stream offsets: cycles and the initial runs of one cycle get distinct seeds.
 _CYCLE_STEP = 7919
 _INITIAL_STEP = 15485863
@@ -121,6 +140,8 @@ def _vcycle(g, vw, k, eps, bounds, target_weights, *, matcher, rating, seed, pre
             say(f"refining level {i} ({lg.n} vertices)")
         over = refine_nc(lg.indptr, lg.indices, lg.ewgt, weights[i], parts, bounds, seed=seed + i,
                          rounds=GREEDY_ROUNDS, fm_passes=FM_PASSES)
+        if lg.n <= PAIRWISE_MAX_N:
+            _pairwise(lg, weights[i], parts, bounds, seed + i)
     timings["coarsening"] += t1 - t0
     timings["initial"] += t2 - t1
     timings["refinement"] += time.perf_counter() - t2
@@ -135,20 +156,45 @@ def _initial(coarsest, vw, k, eps, bounds, target_weights, seed, preset, finest_
     best = None
     for run in range(SMALL_GRAPH_RUNS if finest_n <= SMALL_GRAPH else INITIAL_RUNS):
         s = int(seed) + _INITIAL_STEP * run
-        standin = Graph._trusted(coarsest.indptr, coarsest.indices, coarsest.ewgt,
-                                 constraints.balance_standin(vw, STANDIN_NORMS[run % len(STANDIN_NORMS)]),
-                                 coarsest.backend)
-        parts = np.asarray(initial_partition(standin, k, min(eps), seed=s, tries=preset.initial_tries,
-                                             fm_passes=preset.initial_fm_passes,
-                                             hierarchies=preset.initial_hierarchies,
-                                             pairwise_rounds=preset.initial_pairwise_rounds,
-                                             target_weights=targets), dtype=np.int64)
+        norm = _standin_norm(run)
+        if norm is None:
+            parts = initial_partition_nc(coarsest.indptr, coarsest.indices, coarsest.ewgt, vw, bounds, eps,
+                                         target_weights, seed=s)
+        else:
+            standin = Graph._trusted(coarsest.indptr, coarsest.indices, coarsest.ewgt,
+                                     constraints.balance_standin(vw, norm),
+                                     coarsest.backend)
+            parts = np.asarray(initial_partition(standin, k, min(eps), seed=s, tries=preset.initial_tries,
+                                                 fm_passes=preset.initial_fm_passes,
+                                                 hierarchies=preset.initial_hierarchies,
+                                                 pairwise_rounds=preset.initial_pairwise_rounds,
+                                                 target_weights=targets), dtype=np.int64)
         over = refine_nc(coarsest.indptr, coarsest.indices, coarsest.ewgt, vw, parts, bounds, seed=s,
                          rounds=GREEDY_ROUNDS, fm_passes=FM_PASSES)
+        if PAIRWISE_COARSEST:
+            over = _pairwise(coarsest, vw, parts, bounds, s)
         score = (over > 0, over, metrics.edge_cut(coarsest, parts))
         if best is None or score < best[0]:
             best = (score, parts, over)
     return best[1], best[2]
+
+
+def _pairwise(lg, vw, parts, bounds, seed):
+    """pairwise_nc on level graph ``lg`` (parts changed in place); returns the overload left."""
+    vwf = np.ascontiguousarray(vw, dtype=np.float64)
+    maxf = np.ascontiguousarray(bounds, dtype=np.float64)
+    pairwise_nc(np.asarray(lg.indptr, dtype=np.int64), np.asarray(lg.indices, dtype=np.int64),
+                np.asarray(lg.ewgt, dtype=np.float64), vwf, parts, maxf, int(seed) & 0x7FFFFFFF,
+                PAIRWISE_NC_ROUNDS, PAIRWISE_NC_PASSES)
+    bw = block_weights_nc(parts, vwf, maxf.shape[0])
+    return total_overload(bw, maxf, _inverse_ideal(maxf))
+
+
+def _standin_norm(run):
+    """The stand-in norm of initial run ``run``, or None for a bisection_nc run (see INITIAL)."""
+    if INITIAL == "nc" or (INITIAL == "mix" and run % 2 == 0):
+        return None
+    return STANDIN_NORMS[(run // 2 if INITIAL == "mix" else run) % len(STANDIN_NORMS)]
 
 
 def _block_weights(parts, vw, k):
