@@ -342,22 +342,29 @@ def recursive_bisection(indptr, indices, ewgt, vwgt, maxw, targets, eps_level, s
                                      eps_level)
         nh = hierarchies if 2 * ks >= k else min(hierarchies, DEEP_BISECTION_HIERARCHIES)
         side = _bisect(sub, sub_weight * bounds[2], bounds[:2], tries, passes, nh, ks == k)
-        # stable split of the range: side 0 first, both halves stay ascending
-        ordered = np.empty(hi - lo, dtype=np.int64)
-        mid = 0
-        for i in range(hi - lo):
-            if side[i] == 0:
-                ordered[mid] = verts[lo + i]
-                mid += 1
-        at = mid
-        for i in range(hi - lo):
-            if side[i] == 1:
-                ordered[at] = verts[lo + i]
-                at += 1
-        for i in range(hi - lo):
-            verts[lo + i] = ordered[i]
-        stack[depth, 0], stack[depth, 1], stack[depth, 2], stack[depth, 3] = lo, lo + mid, k1, first
-        stack[depth + 1, 0], stack[depth + 1, 1], stack[depth + 1, 2], stack[depth + 1, 3] = \
-            lo + mid, hi, ks - k1, first + k1
-        depth += 2
+        depth = push_halves(verts, lo, hi, side, stack, depth, k1, ks, first)
     return parts
+
+
+@njit(cache=True, internal=True)
+def push_halves(verts, lo, hi, side, stack, depth, k1, ks, first):
+    """Split the task verts[lo:hi] of ``ks`` blocks by ``side`` (stable: side 0 first, both
+    halves stay ascending) and push its halves, k1 blocks from ``first`` and ks - k1 after
+    them, on ``stack`` at ``depth``; returns the new depth."""
+    ordered = np.empty(hi - lo, dtype=np.int64)
+    mid = 0
+    for i in range(hi - lo):
+        if side[i] == 0:
+            ordered[mid] = verts[lo + i]
+            mid += 1
+    at = mid
+    for i in range(hi - lo):
+        if side[i] == 1:
+            ordered[at] = verts[lo + i]
+            at += 1
+    for i in range(hi - lo):
+        verts[lo + i] = ordered[i]
+    stack[depth, 0], stack[depth, 1], stack[depth, 2], stack[depth, 3] = lo, lo + mid, k1, first
+    stack[depth + 1, 0], stack[depth + 1, 1], stack[depth + 1, 2], stack[depth + 1, 3] = \
+        lo + mid, hi, ks - k1, first + k1
+    return depth + 2

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .bisection import (BISECT_COARSEST, MAX_COARSE_VERTEX_FRACTION, MIN_SHRINK, bisection_bounds_nb,
+from .bisection import (BISECT_COARSEST, MAX_COARSE_VERTEX_FRACTION, MIN_SHRINK, bisection_bounds_nb, push_halves,
                         heavy_edge_hierarchy, project_labels)
 from .jit import njit
 from .refine.heap import heap_pop, heap_remove, heap_set
-from .refine.state import host_induced
+from .refine.state import host_cut, host_induced
 
 # ---- tunables -------------------------------------------------------------------------
 # Grown bisections per split, best kept by (overload, cut). On the benchmarks/ncon.py subset
@@ -203,16 +203,6 @@ def _side_weights(vw, side):
     return bw
 
 
-@njit(cache=True, internal=True)
-def _cut(indptr, indices, ewgt, side):
-    cut = 0.0
-    for v in range(indptr.shape[0] - 1):
-        for e in range(indptr[v], indptr[v + 1]):
-            if side[indices[e]] != side[v]:
-                cut += ewgt[e]
-    return cut / 2
-
-
 @njit(cache=True)
 def bisect_nc(indptr, indices, ewgt, vw, target, maxw, tries, passes):
     """Side per vertex of the best of ``tries`` grown and FM-refined bisections by (overload,
@@ -232,7 +222,7 @@ def bisect_nc(indptr, indices, ewgt, vw, target, maxw, tries, passes):
         side = np.ones(n, dtype=np.int64)
         side[np.random.randint(0, n)] = 0
         bw = _side_weights(vw, side)
-        cut = _cut(indptr, indices, ewgt, side)
+        cut = host_cut(indptr, indices, ewgt, side)
         cut = _refine(indptr, indices, ewgt, vw, qnum, side, bw, grow, inv, cut, True, n,
                       np.random.permutation(n))
         cut = _fm(indptr, indices, ewgt, vw, qnum, side, bw, maxw, inv, cut, passes, stall)
@@ -296,7 +286,7 @@ def bisect_ml_nc(indptr, indices, ewgt, vw, target, maxw, tries, passes, hierarc
             side = _polish(fg[0], fg[1], fg[2], weights[level], side, target, maxw, passes)
         lw = _side_weights(vw, side)
         over = max(_overload(lw, maxw, inv), 0.0)
-        cut = _cut(indptr, indices, ewgt, side)
+        cut = host_cut(indptr, indices, ewgt, side)
         if over < best_over or (over == best_over and cut < best_cut):
             best, best_over, best_cut = side, over, cut
     return best
@@ -310,7 +300,7 @@ def _polish(indptr, indices, ewgt, vw, side, target, maxw, passes):
     qnum = _dominant(vw, inv)
     stall = min(max(int(0.01 * n), NC_STALL_MIN), NC_STALL_MAX)
     bw = _side_weights(vw, side)
-    cut = _cut(indptr, indices, ewgt, side)
+    cut = host_cut(indptr, indices, ewgt, side)
     if _overload(bw, maxw, inv) > 0:
         cut = _refine(indptr, indices, ewgt, vw, qnum, side, bw, maxw, inv, cut, True, n, np.random.permutation(n))
     _fm(indptr, indices, ewgt, vw, qnum, side, bw, maxw, inv, cut, passes, stall)
@@ -357,23 +347,7 @@ def recursive_bisection_nc(indptr, indices, ewgt, vw, maxw, targets, eps_level, 
             target[0, j], target[1, j] = w * b[2], w * (1.0 - b[2])
             side_max[0, j], side_max[1, j] = b[0], b[1]
         side = bisect_ml_nc(sub[0], sub[1], sub[2], svw, target, side_max, tries, passes, hierarchies)
-        ordered = np.empty(hi - lo, dtype=np.int64)
-        mid = 0
-        for i in range(hi - lo):
-            if side[i] == 0:
-                ordered[mid] = verts[lo + i]
-                mid += 1
-        at = mid
-        for i in range(hi - lo):
-            if side[i] == 1:
-                ordered[at] = verts[lo + i]
-                at += 1
-        for i in range(hi - lo):
-            verts[lo + i] = ordered[i]
-        stack[depth, 0], stack[depth, 1], stack[depth, 2], stack[depth, 3] = lo, lo + mid, k1, first
-        stack[depth + 1, 0], stack[depth + 1, 1], stack[depth + 1, 2], stack[depth + 1, 3] = \
-            lo + mid, hi, ks - k1, first + k1
-        depth += 2
+        depth = push_halves(verts, lo, hi, side, stack, depth, k1, ks, first)
     return parts
 
 

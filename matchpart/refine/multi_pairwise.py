@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..bisection_nc import NC_STALL_MAX, NC_STALL_MIN, _cut, _dominant, _fm, _inverse_totals, _overload, \
+from ..bisection_nc import NC_STALL_MAX, NC_STALL_MIN, _dominant, _fm, _inverse_totals, _overload, \
     _side_weights
 from ..jit import njit
-from .state import host_induced
+from .state import host_cut, host_induced
 
 # Rounds over all adjacent pairs (a round runs only while the previous one gained) and FM
 # passes per pair. benchmarks/ncon.py subset (4elt, fe_4elt2, PGPgiantcompo, rgg2d,
@@ -89,7 +89,7 @@ def pairwise_nc(indptr, indices, ewgt, vw, parts, maxw, seed, rounds, passes):
             bw = _side_weights(svw, side)
             inv = _inverse_totals(bw)
             qnum = _dominant(svw, inv)
-            cut0 = _cut(sub[0], sub[1], sub[2], side)
+            cut0 = host_cut(sub[0], sub[1], sub[2], side)
             over0 = max(_overload(bw, bounds, inv), 0.0)
             stall = min(max(int(0.01 * ns), NC_STALL_MIN), NC_STALL_MAX)
             cut = _fm(sub[0], sub[1], sub[2], svw, qnum, side, bw, bounds, inv, cut0, passes, stall)
