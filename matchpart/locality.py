@@ -81,8 +81,8 @@ def bfs_order(graph):
 
 
 # The search prefetches the row of the vertex this many places ahead in the queue: rows are
-# visited in queue order, one random jump each (rgg 2^20, one thread: 1.33 -> 1.2 s with the
-# split sort below; 2, 8 and 16 places were no better).
+# visited in queue order, one random jump each (rgg 2^20, one thread, median of 5: 1.34 ->
+# 1.13 s with the split sort below; 2, 8 and 16 places were no better).
 ROW_PREFETCH_AHEAD = 4
 
 
