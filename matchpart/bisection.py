@@ -323,16 +323,12 @@ def recursive_bisection(indptr, indices, ewgt, vwgt, maxw, targets, eps_level, s
     parts = np.zeros(n, dtype=np.int64)
     verts = np.arange(n)          # each open task's vertices: a range of this array, ascending
     local = np.full(n, -1, dtype=np.int64)
-    stack = np.empty((k + 1, 4), dtype=np.int64)   # (start, stop, blocks, first block); <= k open tasks
-    stack[0, 0], stack[0, 1], stack[0, 2], stack[0, 3] = 0, n, k, 0
+    stack = new_task_stack(n, k)
     depth = 1
-    while depth > 0:
-        depth -= 1
-        lo, hi, ks, first = stack[depth, 0], stack[depth, 1], stack[depth, 2], stack[depth, 3]
-        if ks == 1 or hi == lo:
-            for i in range(lo, hi):
-                parts[verts[i]] = first
-            continue
+    while True:
+        depth, lo, hi, ks, first = pop_split_task(stack, depth, verts, parts)
+        if depth < 0:
+            break
         k1 = ks // 2
         sub = host_induced(indptr, indices, ewgt, vwgt, verts[lo:hi], local)
         sub_weight = 0.0
@@ -344,6 +340,31 @@ def recursive_bisection(indptr, indices, ewgt, vwgt, maxw, targets, eps_level, s
         side = _bisect(sub, sub_weight * bounds[2], bounds[:2], tries, passes, nh, ks == k)
         depth = push_halves(verts, lo, hi, side, stack, depth, k1, ks, first)
     return parts
+
+
+@njit(cache=True, internal=True)
+def new_task_stack(n, k):
+    """The recursion's open tasks, (start, stop, blocks, first block) each, at most k at once
+    (a range of the vertex array each); the first: all n vertices, k blocks."""
+    stack = np.empty((k + 1, 4), dtype=np.int64)
+    stack[0, 0], stack[0, 1], stack[0, 2], stack[0, 3] = 0, n, k, 0
+    return stack
+
+
+@njit(cache=True, internal=True)
+def pop_split_task(stack, depth, verts, parts):
+    """Pop tasks until one has two or more blocks and vertices to split; a task of one block
+    gives its vertices that block. Returns (depth after the pop, start, stop, blocks, first
+    block), depth -1 when no task is left."""
+    while depth > 0:
+        depth -= 1
+        lo, hi, ks, first = stack[depth, 0], stack[depth, 1], stack[depth, 2], stack[depth, 3]
+        if ks == 1 or hi == lo:
+            for i in range(lo, hi):
+                parts[verts[i]] = first
+            continue
+        return depth, lo, hi, ks, first
+    return -1, 0, 0, 0, 0
 
 
 @njit(cache=True, internal=True)

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .bisection import (BISECT_COARSEST, MAX_COARSE_VERTEX_FRACTION, MIN_SHRINK, bisection_bounds_nb, push_halves,
-                        heavy_edge_hierarchy, project_labels)
+from .bisection import (BISECT_COARSEST, MAX_COARSE_VERTEX_FRACTION, MIN_SHRINK, bisection_bounds_nb,
+                        heavy_edge_hierarchy, new_task_stack, pop_split_task, project_labels, push_halves)
 from .jit import njit
 from .refine.heap import heap_pop, heap_remove, heap_set
 from .refine.state import host_cut, host_induced
@@ -320,16 +320,12 @@ def recursive_bisection_nc(indptr, indices, ewgt, vw, maxw, targets, eps_level, 
     verts = np.arange(n)
     local = np.full(n, -1, dtype=np.int64)
     dummy = np.zeros(n, dtype=np.float64)
-    stack = np.empty((k + 1, 4), dtype=np.int64)
-    stack[0, 0], stack[0, 1], stack[0, 2], stack[0, 3] = 0, n, k, 0
+    stack = new_task_stack(n, k)
     depth = 1
-    while depth > 0:
-        depth -= 1
-        lo, hi, ks, first = stack[depth, 0], stack[depth, 1], stack[depth, 2], stack[depth, 3]
-        if ks == 1 or hi == lo:
-            for i in range(lo, hi):
-                parts[verts[i]] = first
-            continue
+    while True:
+        depth, lo, hi, ks, first = pop_split_task(stack, depth, verts, parts)
+        if depth < 0:
+            break
         k1 = ks // 2
         sub = host_induced(indptr, indices, ewgt, dummy, verts[lo:hi], local)
         svw = np.empty((hi - lo, c), dtype=np.float64)
