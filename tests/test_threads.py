@@ -161,6 +161,10 @@ a.sort_indices()
 graphs["delaunay:2000 float"] = Graph(a.indptr.astype(np.int64), a.indices, ewgt=a.data, vwgt=g.vwgt)
 ncon = np.stack([np.ones(g.n), np.diff(g.indptr), np.arange(g.n) % 7 == 0], axis=1).astype(np.int64)
 graphs["delaunay:2000 ncon=3"] = g.with_vertex_weights(ncon)      # the multi-constraint V-cycle
+from scipy.spatial import Delaunay
+from matchpart.mesh import dual_graph
+triangles = Delaunay(np.random.default_rng(5).random((1500, 2))).simplices
+graphs["dual mesh"] = dual_graph(triangles, 2)     # mean degree < 4: localized FM on every level
 for name in sys.argv[1:]:
     graphs[name] = name
 out = {}
