@@ -52,7 +52,7 @@ def main(argv=None):
                     t, mparts = gpmetis_runner.gpmetis(path, k, "-contig")
                     metis_t.append(t)
                     t0 = time.perf_counter()
-                    res = matchpart.partition(g, k, contiguous=True)
+                    res = matchpart.partition(g, k, contiguous=True, device="cpu")
                     ours_t.append(time.perf_counter() - t0)
                 mc = None if mparts is None else metrics.edge_cut(g, mparts)
                 row = dict(name=name, k=k, cut=res.cut, metis_cut=mc, conn=max_pieces_per_component(g, res.parts) == 1,

@@ -136,7 +136,7 @@ def launch(path, k, ranks):
 def single(path, k):
     import matchpart
     from matchpart import metrics
-    matchpart.partition(matchpart.generate("delaunay:2000"), 4)   # compile / load the kernels first
+    matchpart.partition(matchpart.generate("delaunay:2000"), 4, device="cpu")   # compile / load the kernels first
     g = matchpart.generate(path) if matchpart.generators.is_spec(str(path)) else matchpart.load_graph(path)
     # one thread, as each rank runs (NUMBA_NUM_THREADS=1): the "same run" for the
     # P = 1 ratio; then every core (what a user of one machine gets), for reference. Each

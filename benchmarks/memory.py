@@ -26,7 +26,7 @@ import numpy as np
 import matchpart
 tool, path, k = sys.argv[1], sys.argv[2], int(sys.argv[3])
 import pymetis
-matchpart.partition("grid:4x4", 2)          # the same modules and kernels loaded in both children
+matchpart.partition("grid:4x4", 2, device="cpu")          # the same modules and kernels loaded in both children
 arrays = np.load(path)
 xadj, adjncy = arrays["indptr"], arrays["indices"]
 g = matchpart.Graph(xadj, adjncy, np.ones(adjncy.shape[0], np.int64), np.ones(xadj.shape[0] - 1, np.int64),
@@ -36,7 +36,7 @@ t = time.perf_counter()
 if tool == "metis":
     cut, parts = pymetis.part_graph(k, pymetis.CSRAdjacency(xadj.astype(np.int64), adjncy.astype(np.int64)))
 else:
-    cut = matchpart.partition(g, k).cut
+    cut = matchpart.partition(g, k, device="cpu").cut
 t = time.perf_counter() - t
 after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print(json.dumps({{"before_mib": before / 1024, "peak_mib": after / 1024, "cut": int(cut), "time": t}}))

@@ -56,7 +56,7 @@ def main():
                     parallel_fm.PARALLEL_FM_MIN_VERTICES = minimum
                     in_fm[0] = 0.0
                     t = time.perf_counter()
-                    r = matchpart.partition(g, k, threads=count, seed=max(rep, 0))
+                    r = matchpart.partition(g, k, threads=count, seed=max(rep, 0), device="cpu")
                     total = time.perf_counter() - t
                     if rep >= 0:
                         rows.setdefault((item, count, name), []).append(
