@@ -67,10 +67,15 @@ def graph_args(sp):
     sp.add_argument("--drop-self-loops", action="store_true", help="remove self-loops instead of reporting them")
 
 
-def device_arg(sp):
-    """--device for the commands that run on CPU or GPU."""
+def device_arg(sp, auto="the GPU when usable"):
+    """--device for the commands that run on CPU or GPU; ``auto``: what "auto" means there."""
     sp.add_argument("--device", default="auto", choices=("auto", "cpu", "gpu"),
-                    help="where to run (default: auto = GPU when usable)")
+                    help=f"where to run (default: auto = {auto})")
+
+
+# partition and compare: a graph read from a file is on the host, and "auto" partitions where
+# the graph is (pipeline.partition)
+PARTITION_AUTO = "the CPU for a graph read from a file: its threads beat the GPU pipeline where both were measured"
 
 
 def cluster_fallback_arg(sp):

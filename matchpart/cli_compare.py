@@ -6,7 +6,8 @@ import math
 import os
 import sys
 
-from .cli_common import PROG, _check_output, _eps, _positive_int, _seed_count, cluster_fallback_arg, threads_arg
+from .cli_common import (PARTITION_AUTO, PROG, _check_output, _eps, _positive_int, _seed_count, cluster_fallback_arg,
+                         device_arg, threads_arg)
 from .errors import MatchpartError
 
 HELP = "compare matchers by the cut of the partitions they lead to, over one or more graphs"
@@ -35,8 +36,7 @@ def add_parser(add):
     s.add_argument("--eps", type=_eps, default=0.03, help="imbalance (default 0.03)")
     s.add_argument("--preset", default="default", choices=("fast", "default", "strong"))
     s.add_argument("--rating", default="expansion_star2", help="edge rating (default expansion_star2)")
-    s.add_argument("--device", default="auto", choices=("auto", "cpu", "gpu"),
-                   help="where to run (default: auto = GPU when usable)")
+    device_arg(s, PARTITION_AUTO)
     output = s.add_mutually_exclusive_group()
     output.add_argument("--csv", action="store_true", help="print one CSV line per graph and matcher instead of tables")
     output.add_argument("--json", action="store_true", help="print rows and profile as JSON instead of tables")

@@ -6,8 +6,8 @@ import os
 import sys
 import time
 
-from .cli_common import (PROG, _check_output, _check_partitionable, _eps, _fractions, _load, _positive_int, _seed,
-                         cluster_fallback_arg, device_arg, graph_args, threads_arg)
+from .cli_common import (PARTITION_AUTO, PROG, _check_output, _check_partitionable, _eps, _fractions, _load,
+                         _positive_int, _seed, cluster_fallback_arg, device_arg, graph_args, threads_arg)
 from .errors import MatchpartError
 
 
@@ -30,7 +30,7 @@ def add_parser(add):
                         "block i weighs at most (1+eps)*ceil(Ti*W)")
     s.add_argument("--seed", type=_seed, default=0,
                    help="seed of the partitioner (default 0); a spec's graph has its own ':seed=S'")
-    device_arg(s)
+    device_arg(s, PARTITION_AUTO)
     s.add_argument("--preset", default="default", choices=("fast", "default", "strong"),
                    help="speed/quality trade-off (default: default)")
     s.add_argument("--coarsening", default=None, choices=("matching", "cluster"),

@@ -90,10 +90,12 @@ PRESETS = {
     #   one bisection is most of the result;
     # - 1 round of pairwise FM after the initial k-way FM, not 2: +0.3% of cut for 0.92x the
     #   time at k = 32 (shared graphs and four 2^16 families, one run); none at all lost 3%
-    #   (heavy vertices: example_weighted k = 32 went from 6617 to 9677).
+    #   (heavy vertices: example_weighted k = 32 went from 6617 to 9677);
+    # - FM on GPU graphs too, so that the GPU's partition is the CPU's (without it an H200 cut
+    #   delaunay 2^20 k = 32 at 18749 against the CPU's 18245).
     "default": Preset("default", coarsen_per_block=20, coarsen_min=160, initial_tries=4,
                       initial_fm_passes=4, jet_patience=3, fm_passes=1, cycles=1, fm_localized=False,
-                      initial_hierarchies=2, initial_pairwise_rounds=1, jet_negative_gain=0.5),
+                      fm_on_gpu=True, initial_hierarchies=2, initial_pairwise_rounds=1, jet_negative_gain=0.5),
     # strong: the better of two default runs, then three iterated V-cycles on it (coarsen
     # inside the blocks, refine back up), FM on the GPU too. Measured over the peers
     # instances where METIS takes >= 10 ms (process CPU, one thread, 3 seeds; cut as

@@ -62,15 +62,15 @@ def refine_level(graph, parts, k, lmax, preset, seed, boundary=None, local_stall
     from .refine.jet import jet_arrays
     from .refine.state import bounds_array, host_arrays
     be = graph.backend
+    stall = localized_stall(preset) if local_stall is None else local_stall
     if be.is_gpu:
-        return _refine_level_gpu(graph, parts, k, lmax, preset, seed), None, None
+        return _refine_level_gpu(graph, parts, k, lmax, preset, seed, stall), None, None
     arrays = host_arrays(graph)               # one host copy of the level for every refiner
     maxw = bounds_array(lmax, k)
     parts, cut, boundary = jet_arrays(arrays, parts, maxw, seed=seed, patience=preset.jet_patience,
                                       negative_gain_factor=preset.jet_negative_gain,
                                       min_improvement=preset.jet_min_improvement, boundary_hint=boundary)
     if preset.fm_passes:
-        stall = localized_stall(preset) if local_stall is None else local_stall
         cut = refine_arrays(arrays, parts, maxw, seed=seed, passes=preset.fm_passes,   # rebalances first if needed
                             localized=stall > 0, local_stall=stall, cut=cut, boundary_hint=boundary,
                             workspace=workspace)["cut"]
@@ -146,9 +146,13 @@ def uncoarsen(levels, parts, k, lmax, preset, seed, say=None, contiguous=False, 
     return parts, cut
 
 
-def _refine_level_gpu(graph, parts, k, lmax, preset, seed):
-    """The same steps on the device (whole-array Jet and rebalancing); FM only if the preset asks."""
-    from .refine import jet_refine, kway_fm, rebalance
+def _refine_level_gpu(graph, parts, k, lmax, preset, seed, local_stall):
+    """The same steps on the device (whole-array Jet and rebalancing), then the CPU's k-way FM
+    with the same localized rounds on a host copy of the level when the preset runs FM on
+    GPU graphs: with integer weights the partition is the CPU's."""
+    from .refine import jet_refine, rebalance
+    from .refine.fm import refine_arrays
+    from .refine.state import bounds_array, host_arrays
     be = graph.backend
     parts = jet_refine(graph, parts, k, lmax, seed=seed, patience=preset.jet_patience,
                        negative_gain_factor=preset.jet_negative_gain, min_improvement=preset.jet_min_improvement,
@@ -156,9 +160,10 @@ def _refine_level_gpu(graph, parts, k, lmax, preset, seed):
     if not balanced(graph, parts, k, lmax):
         parts = rebalance(graph, parts, k, lmax, seed=seed, method="xp")
     if preset.fm_passes and preset.fm_on_gpu:
-        host = graph.to("cpu")
-        parts = be.to_device(kway_fm(host, be.to_host(parts), k, lmax, seed=seed, passes=preset.fm_passes,
-                                          localized=preset.fm_localized))
+        host = np.array(be.to_host(parts), dtype=np.int64)      # refine_arrays moves in place
+        refine_arrays(host_arrays(graph.to("cpu")), host, bounds_array(lmax, k), seed=seed,
+                      passes=preset.fm_passes, localized=local_stall > 0, local_stall=local_stall)
+        parts = be.to_device(host)
     return be.xp.asarray(parts).astype(be.xp.int64, copy=False)
 
 

@@ -163,3 +163,15 @@ def test_stream_keys_equal_stream_key_one_by_one(seed, first, count):
     keys = stream_keys(seed, first, count)
     assert keys.dtype == np.uint64
     assert keys.tolist() == [stream_key(seed, first + i) for i in range(count)]
+
+
+def test_gpu_scatter_primitives_are_ufunc_at():
+    """The GPU backend's scatters are CuPy's ufunc.at (cupyx.scatter_* is deprecated in CuPy
+    14); numpy's ufuncs stand in for CuPy's here: repeated indices accumulate."""
+    from matchpart.backend.core import _UfuncAt
+    at = _UfuncAt(np)
+    target = np.array([0, 5, 9], dtype=np.uint64)
+    at.scatter_add(target, np.array([0, 2, 0]), np.array([1, 2, 3], dtype=np.uint64))
+    at.scatter_max(target, np.array([1, 1]), np.array([7, 6], dtype=np.uint64))
+    at.scatter_min(target, np.array([2, 2]), np.array([8, 4], dtype=np.uint64))
+    assert target.tolist() == [4, 7, 4]
