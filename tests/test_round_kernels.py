@@ -137,6 +137,33 @@ def test_red_blue_kernel_equals_whole_array_rounds_for_any_blue_probability(p, m
         assert np.array_equal(kernel[0], whole[0]) and kernel[1] == whole[1]
 
 
+@pytest.mark.parametrize("spec", ["delaunay:3000", "rmat:11", "ba:2000:3"])
+def test_red_blue_kernel_threaded_chunks_equal_the_whole_array_rounds(spec, monkeypatch):
+    """Tiny chunks on the threads (parallel_min 0) at 1 and 2 threads: the same mate and
+    per-round counts as the whole-array rounds."""
+    from matchpart import threads
+    from matchpart.matchers.red_blue_kernel import red_blue_kernel
+    g = _weighted(spec, 3)
+    consts = (np.array(red_blue_module._MD5_INIT, dtype=np.uint32), np.array(red_blue_module._MD5_K, dtype=np.uint32),
+              np.array(red_blue_module._MD5_S[:16], dtype=np.uint32))
+    threshold = int(red_blue_module.BLUE_PROBABILITY * 2 ** 32)
+    for weighted in (True, False):
+        monkeypatch.setattr(red_blue_module, "CPU_KERNEL", False)
+        whole, stats = red_blue_module.red_blue_rounds(g, g.backend, seed=7, weighted=weighted)
+        monkeypatch.setattr(red_blue_module, "CPU_KERNEL", True)
+        order = red_blue_module.order_keys(red_blue_module.edge_ratings(g, "weight")) if weighted \
+            else np.zeros(0, dtype=np.uint64)
+        for count, chunk in ((1, 7), (2, 7), (2, 64)):
+            mate = np.full(g.n, -1, dtype=np.int64)
+            with threads.limit(count):
+                matched, live = red_blue_kernel(g.indptr, g.indices, order, weighted, mate, 7,
+                                                red_blue_module.MAX_ROUNDS, threshold, *consts, red_blue_module.R_STREAM,
+                                                red_blue_module.PROPOSE_STREAM, red_blue_module.RESPOND_STREAM,
+                                                chunk, 0)
+            assert np.array_equal(mate, whole)
+            assert [c / g.n for c in matched[:stats["rounds"]]] == stats["matched_fraction"]
+
+
 @settings(max_examples=40, deadline=None)
 @given(g=random_graphs(max_n=30), seed=st.integers(0, 1000))
 def test_matching_weight_equals_whole_array_sum(g, seed):

@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
 
+from .. import threads
 from ..backend import rng as _rng
-from ..jit import njit
 from .base import Matching
 from .ratings import edge_ratings, order_keys, rating_ranks
+from .red_blue_kernel import quarter_md5_at as _quarter_md5_at  # noqa: F401  (tests compare it)
+from .red_blue_kernel import red_blue_kernel
 from .registry import register
 
 # p maximising eq. (2)'s first-round matched fraction: root of 1 - p = e^{-p/(1-p)} (2 - p).
@@ -27,8 +30,8 @@ BLUE_PROBABILITY = 0.53406
 # there. On the CPU a sync is free and compacting every round saves work. The matching
 # does not depend on the batch size (same colours, same keys), only the work does.
 ROUNDS_PER_CHECK = {"cpu": 1, "gpu": 4}
-# On the CPU the rounds run as one compiled kernel (_red_blue_kernel: the same colours,
-# keys and answers, so the same matching and stats); the whole-array rounds are the GPU's
+# On the CPU the rounds run as one compiled kernel on the threads (red_blue_kernel.py: the
+# same colours, keys and answers, so the same matching and stats); the whole-array rounds are the GPU's
 # formulation. Tests switch this off to run the whole-array rounds on numpy and compare.
 CPU_KERNEL = True
 # Safety cap. A round in which some live edge is blue-red matches at least one pair (its
@@ -240,138 +243,16 @@ def _red_blue_rounds_cpu(graph, *, seed, weighted, rating, p, max_rounds):
     # blue iff quarter_md5 < threshold; p >= 1 colours everything blue (threshold above 2**32)
     threshold = min(int(p * 2 ** 32), 2 ** 32 - 1) if p < 1 else 2 ** 32
     mate = np.full(n, -1, dtype=np.int64)
-    matched, live = _red_blue_kernel(
+    parallel_min = threads.PARALLEL_MIN_ITEMS if numba.get_num_threads() > 1 else n + 1
+    matched, live = red_blue_kernel(
         graph.indptr, graph.indices, order, weighted, mate, seed, max_rounds, threshold,
         np.array(_MD5_INIT, dtype=np.uint32), np.array(_MD5_K, dtype=np.uint32),
-        np.array(_MD5_S[:16], dtype=np.uint32))
+        np.array(_MD5_S[:16], dtype=np.uint32), R_STREAM, PROPOSE_STREAM, RESPOND_STREAM, threads.CHUNK,
+        parallel_min)
     used = int(np.flatnonzero(live > 0).max() + 1) if (live > 0).any() else 0
     fractions = [float(c) / n for c in matched[:used]] if n else []
     return mate, {"rounds": used, "matched_fraction": fractions,
                   "first_round_fraction": fractions[0] if fractions else 0.0, "blue_probability": p}
-
-
-@njit(cache=True, internal=True)
-def _quarter_md5_at(v, r, init, k, shifts):
-    """``quarter_md5`` of one vertex number v (uint32) with round number r."""
-    # numba widens uint32 arithmetic to 64 bits: every result is cut back to 32 bits
-    u32 = np.uint32
-    a, b, c, d = init[0], init[1], init[2], init[3]
-    word = u32(v)  # word i = r^i v (mod 2**32)
-    for i in range(16):
-        f = (b & c) | (u32(~b) & d)
-        f = u32(f + a + k[i] + word)
-        word = u32(word * r)
-        a, d, c = d, c, b
-        b = u32(b + u32((f << shifts[i]) | (f >> (u32(32) - shifts[i]))))
-    return u32(u32(init[0] + a) + u32(init[1] + b) + u32(init[2] + c) + u32(init[3] + d))
-
-
-@njit(cache=True)
-def _red_blue_kernel(indptr, indices, order, weighted, mate, seed, max_rounds, threshold,
-                     md5_init, md5_k, md5_s):
-    # The whole-array rounds entry by entry, over a list of the live entries compacted every
-    # round. Selects compare what the whole-array keys encode: weighted, the higher rating
-    # (``order``) then the smaller other end; random, the smaller hash then the smaller
-    # other end. Returns the matched vertices and the live entries of every round.
-    n = mate.shape[0]
-    m = indices.shape[0]
-    src = np.empty(m, dtype=np.int64)
-    for v in range(n):
-        src[indptr[v]:indptr[v + 1]] = v
-    dst = indices.astype(np.int64)
-    entry = np.arange(m)
-    dead = np.zeros(n, dtype=np.bool_)
-    blue = np.zeros(n, dtype=np.bool_)
-    has_live = np.zeros(n, dtype=np.bool_)
-    choice = np.full(n, -1, dtype=np.int64)  # per chooser: its selected entry (position in the list)
-    verts = np.arange(n)  # vertices with live entries (all, before the first compaction)
-    nverts = n
-    live_e = np.empty(m, dtype=np.bool_)
-    matched_per_round = np.zeros(max_rounds, dtype=np.int64)
-    live_per_round = np.zeros(max_rounds, dtype=np.int64)
-    r_key = _rng.stream_key_at(seed, R_STREAM)
-    alive = m
-    total = 0
-    rounds = 0
-    while alive > 0 and rounds < max_rounds:
-        rounds += 1
-        r = np.uint32(_rng.hash32_at(rounds, r_key) | np.uint32(1))
-        for j in range(nverts):
-            x = verts[j]
-            blue[x] = np.uint64(_quarter_md5_at(np.uint32(x + 1), r, md5_init, md5_k, md5_s)) < threshold
-            has_live[x] = False
-            choice[x] = -1
-        live = 0
-        for i in range(alive):
-            u, v = src[i], dst[i]
-            le = mate[u] < 0 and not dead[u] and mate[v] < 0 and not dead[v]
-            live_e[i] = le
-            live += le
-            if le:
-                has_live[u] = True
-        for j in range(nverts):  # a live vertex without live neighbours is dead
-            x = verts[j]
-            if mate[x] < 0 and not has_live[x]:
-                dead[x] = True
-        # blue proposes to one live red neighbour; each red vertex answers one proposer
-        pkey = _rng.stream_key_at(seed, PROPOSE_STREAM + rounds)
-        for i in range(alive):
-            u, v = src[i], dst[i]
-            if live_e[i] and blue[u] and not blue[v]:
-                if choice[u] < 0 or _prefer(i, choice[u], dst, order, entry, pkey, weighted):
-                    choice[u] = i
-        akey = _rng.stream_key_at(seed, RESPOND_STREAM + rounds)
-        for i in range(alive):
-            u, v = src[i], dst[i]
-            if live_e[i] and choice[u] == i and (choice[v] < 0 or _prefer(i, choice[v], src, order, entry,
-                                                                         akey, weighted)):
-                choice[v] = i  # v is red, so choice[v] held no proposal of its own
-        for i in range(alive):
-            u, v = src[i], dst[i]
-            if live_e[i] and choice[u] == i and choice[v] == i:
-                mate[u] = v
-                mate[v] = u
-                total += 2
-        matched_per_round[rounds - 1] = total
-        live_per_round[rounds - 1] = live
-        # compaction: keep entries between live vertices
-        kept = 0
-        for i in range(alive):
-            u, v = src[i], dst[i]
-            if mate[u] < 0 and not dead[u] and mate[v] < 0 and not dead[v]:
-                src[kept], dst[kept], entry[kept] = u, v, entry[i]
-                if weighted:
-                    order[kept] = order[i]
-                kept += 1
-        alive = kept
-        for j in range(nverts):
-            has_live[verts[j]] = False
-        for i in range(alive):
-            has_live[src[i]] = True
-        k = 0
-        for j in range(nverts):
-            x = verts[j]
-            if has_live[x]:
-                verts[k] = x
-                k += 1
-            elif mate[x] < 0:
-                dead[x] = True
-        nverts = k
-    return matched_per_round[:rounds], live_per_round[:rounds]
-
-
-@njit(cache=True, internal=True)
-def _prefer(i, j, other, order, entry, key, weighted):
-    """Whether entry i beats entry j for the same chooser: weighted, higher rating then
-    smaller other end; random, smaller hash of the entry then smaller other end."""
-    if weighted:
-        if order[i] != order[j]:
-            return order[i] > order[j]
-    else:
-        hi, hj = _rng.hash32_at(entry[i], key), _rng.hash32_at(entry[j], key)
-        if hi != hj:
-            return hi < hj
-    return other[i] < other[j]
 
 
 @register("red_blue",
