@@ -288,7 +288,9 @@ def test_prioritised_rows_equal_the_rank_sorted_adjacency(spec, rating):
     from matchpart.matchers.ratings import edge_priority
     from matchpart.matchers.suitor import sorted_adjacency
     from matchpart.matchers.b_suitor import reverse_entries
-    from matchpart.matchers.suitor_kernel import prioritised_rows
+    from matchpart import threads
+    from matchpart.matchers.prioritised_rows import _prioritised_rows, prioritised_rows, priority_keys
+    from matchpart.matchers.ratings import upper_edge_ratings
     for g in (load_graph(spec), _weighted(spec, 2), _scrambled(_weighted(spec, 2), 5, True)):
         want_nbr, _, want_order = sorted_adjacency(g, edge_priority(g, rating))
         nbr, key, order = prioritised_rows(g, rating)
@@ -297,6 +299,11 @@ def test_prioritised_rows_equal_the_rank_sorted_adjacency(spec, rating):
         srow = np.repeat(np.arange(g.n), np.diff(g.indptr))
         assert np.array_equal(srow[twin], nbr) and np.array_equal(nbr[twin], srow)
         assert np.array_equal(key[twin], key) and np.array_equal(twin[twin], np.arange(twin.shape[0]))
+        _, _, ratings = upper_edge_ratings(g, rating)
+        for count in (1, 2):        # tiny chunks on the threads: the same rows
+            with threads.limit(count):
+                got = _prioritised_rows(g.indptr, g.indices, priority_keys(ratings), 7, 0)
+            assert not got[3] and all(np.array_equal(a, b) for a, b in zip(got[:3], (nbr, key, order)))
 
 
 def _greedy_by_python_sort(g):

@@ -25,7 +25,7 @@ from .. import backend as _backend
 from .ratings import edge_priority
 from .suitor import (INITIAL_WINDOW, WINDOW_GROWTH, advance_windows, in_current_windows, sorted_adjacency,
                      window_entries)
-from .suitor_kernel import ASYMMETRIC, prioritised_rows
+from .prioritised_rows import ASYMMETRIC, prioritised_rows
 
 # Rounds between host syncs (the test whether anyone still searches): free on the CPU, a
 # device round trip on the GPU. The b-matching does not depend on it.

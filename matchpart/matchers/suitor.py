@@ -27,7 +27,8 @@ import numpy as np
 from .base import Matching
 from .ratings import edge_priority
 from .registry import register
-from .suitor_kernel import locally_dominant_kernel, prioritised_rows, suitor_kernel
+from .prioritised_rows import prioritised_rows
+from .suitor_kernel import locally_dominant_kernel, suitor_kernel
 
 # Entries a searching vertex inspects in its first round: most vertices find their partner
 # among their few heaviest neighbours, and a small window keeps the per-round work near |active|.

@@ -1,172 +1,22 @@
-"""Suitor and locally dominant (LD) rounds as compiled kernels on the CPU, and the rows
-sorted by priority that they and b-Suitor's kernel (in ``b_suitor.py``) scan.
+"""Suitor and locally dominant (LD) rounds as compiled kernels on the CPU, on the rows sorted
+by priority (prioritised_rows.py).
 
 The same rounds as the whole-array formulations in ``suitor.py`` and ``b_suitor.py`` (which
 stay for the GPU): the same windows, pointers and proposals, so the same matching and the
 same per-round stats. No random numbers are involved: the contract's tie-break decides.
 
-Where the whole-array version ranks every edge globally (``edge_priority``: two sorts over
-the edges, then a third for the sorted adjacency), the kernels never need a global rank:
-every comparison the rounds make is between two edges at one vertex t (a proposal against
-t's current suitor, proposals to t against each other, a row's own entries), and there the
-contract's order -- decreasing rating, then the smaller (min id, max id) pair -- is the
-decreasing rating then the smaller other end. So each row is sorted by (rating key
-descending, neighbour ascending) on its own, and the rounds compare (key, other end).
+The rounds compare (key, other end) at one vertex, which is the contract's order there
+(prioritised_rows.py).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..jit import njit
-from .ratings import _float_order_keys, upper_edge_ratings
 
-# rows up to this long are sorted by insertion, longer ones by radix (a merge sort between
-# was no faster on rmat's coarse levels)
-_SHORT_ROW = 24
-_U64_MAX = np.uint64(0xFFFFFFFFFFFFFFFF)
-# trusted arrays (Graph(validate=False)) that break the kernels' assumptions
-ASYMMETRIC = "adjacency is not symmetric or has a self-loop"
 # LD finds its next affected vertices by a pass over the alive ones until a round scans
 # fewer than 1/_SPARSE_SHARE of them, then from the few it touched (see the kernel)
 _SPARSE_SHARE = 16
-
-
-def priority_keys(ratings):
-    """uint64 keys of float64 ``ratings``: higher rating, higher key; equal ratings (0.0 and
-    -0.0 included), equal keys; NaN lowest, below -inf, as ``edge_priority``'s sort of -r
-    puts it."""
-    ratings = np.ascontiguousarray(ratings, dtype=np.float64)
-    keys, has_nan = _float_order_keys(ratings)
-    if has_nan:
-        nan = np.isnan(ratings)
-        keys = _float_order_keys(np.where(nan, 0.0, ratings))[0]
-        keys[nan] = 0  # every non-NaN key is above 0: -inf's is 0x000FFFFFFFFFFFFF
-    return keys
-
-
-def prioritised_rows(graph, rating):
-    """Each row's entries by the contract's priority, heaviest first (see the module doc):
-    (neighbour, key, CSR position of each sorted entry). Both entries of an edge get the
-    key of its (min id -> max id) entry's rating, as ``edge_priority`` ranks them."""
-    _, _, ratings = upper_edge_ratings(graph, rating)
-    return _prioritised_rows(graph.indptr, graph.indices, priority_keys(ratings))
-
-
-@njit(cache=True)
-def _prioritised_rows(indptr, indices, upper_keys):
-    n = indptr.shape[0] - 1
-    m = indices.shape[0]
-    longest = 0
-    for u in range(n):
-        longest = max(longest, indptr[u + 1] - indptr[u])
-    # sort scratch: keys and positions (two each), byte counts
-    ka, kb = np.empty(longest, dtype=np.uint64), np.empty(longest, dtype=np.uint64)
-    ia, ib = np.empty(longest, dtype=np.int64), np.empty(longest, dtype=np.int64)
-    count = np.zeros((8, 256), dtype=np.int64)
-    # 1. CSR positions with every row by increasing neighbour (rows usually are already)
-    order = np.arange(m)
-    desc = np.empty(0, dtype=np.uint64)  # keys that sort neighbours ascending, if a row needs it
-    for u in range(n):
-        a, b = indptr[u], indptr[u + 1]
-        for e in range(a + 1, b):
-            if indices[e] < indices[e - 1]:
-                if desc.shape[0] == 0:
-                    desc = np.empty(m, dtype=np.uint64)
-                    for f in range(m):
-                        desc[f] = _U64_MAX - np.uint64(indices[f])
-                _sort_desc(order, a, b, desc, ka, kb, ia, ib, count)
-                break
-    # 2. keys: an upper entry u -> v (u < v) takes the next upper key (upper_edge_ratings'
-    # order); its reverse v -> u is the next entry of row v by neighbour, because the lower
-    # entries of row v are met in increasing u here
-    key = np.empty(m, dtype=np.uint64)
-    cursor = indptr[:-1].copy()
-    k = 0
-    for u in range(n):
-        # the earlier rows filled u's entries by neighbour up to cursor[u]: exactly those below
-        # u if every key is to be written (a check of counts, not that the pairs match)
-        c = cursor[u]
-        if (c > indptr[u] and indices[order[c - 1]] > u) or (c < indptr[u + 1] and indices[order[c]] <= u):
-            raise ValueError(ASYMMETRIC)
-        for e in range(indptr[u], indptr[u + 1]):
-            v = indices[e]
-            if v > u:
-                if cursor[v] == indptr[v + 1]:
-                    raise ValueError(ASYMMETRIC)
-                key[e] = upper_keys[k]
-                key[order[cursor[v]]] = upper_keys[k]
-                cursor[v] += 1
-                k += 1
-    # 3. within each row, a stable sort by decreasing key keeps increasing neighbours among ties
-    for u in range(n):
-        a, b = indptr[u], indptr[u + 1]
-        for e in range(a + 1, b):  # most rows of a graph with unit weights are in order already
-            if key[order[e]] > key[order[e - 1]]:
-                _sort_desc(order, a, b, key, ka, kb, ia, ib, count)
-                break
-    nbr = np.empty(m, dtype=indices.dtype)
-    skey = np.empty(m, dtype=np.uint64)
-    for s in range(m):
-        nbr[s] = indices[order[s]]
-        skey[s] = key[order[s]]
-    return nbr, skey, order
-
-
-# Row sorts written out rather than numba's np.argsort, whose quicksort and merge sort took
-# seconds to compile: more than all the rest of the matcher.
-@njit(cache=True)
-def _sort_desc(order, a, b, key, ka, kb, ia, ib, count):
-    """Stable sort of order[a:b] by decreasing key[order]: insertion sort for short rows
-    (in cache, no passes), radix sort for the others (linear: hubs of power-law graphs)."""
-    if b - a <= _SHORT_ROW:
-        _insertion_sort_desc(order, a, b, key)
-    else:
-        _radix_sort_desc(order, a, b, key, ka, kb, ia, ib, count)
-
-
-@njit(cache=True)
-def _insertion_sort_desc(order, a, b, key):
-    for i in range(a + 1, b):
-        x = order[i]
-        kx = key[x]
-        j = i - 1
-        while j >= a and key[order[j]] < kx:
-            order[j + 1] = order[j]
-            j -= 1
-        order[j + 1] = x
-
-
-@njit(cache=True)
-def _radix_sort_desc(order, a, b, key, ka, kb, ia, ib, count):
-    """LSD radix sort of the inverted keys, a byte a pass, skipping the bytes all keys share
-    (stable, as every pass is). ka, kb, ia, ib: scratch of b - a entries or more."""
-    d = b - a
-    count[:] = 0
-    for i in range(d):
-        x = _U64_MAX - key[order[a + i]]
-        ka[i] = x
-        ia[i] = order[a + i]
-        for byte in range(8):
-            count[byte, (x >> np.uint64(8 * byte)) & np.uint64(255)] += 1
-    src_k, src_i, dst_k, dst_i = ka, ia, kb, ib
-    for byte in range(8):
-        shift = np.uint64(8 * byte)
-        c = count[byte]
-        if c[(src_k[0] >> shift) & np.uint64(255)] == d:
-            continue
-        total = 0
-        for j in range(256):
-            total, c[j] = total + c[j], total
-        for i in range(d):
-            x = src_k[i]
-            j = (x >> shift) & np.uint64(255)
-            dst_k[c[j]] = x
-            dst_i[c[j]] = src_i[i]
-            c[j] += 1
-        src_k, dst_k = dst_k, src_k
-        src_i, dst_i = dst_i, src_i
-    for i in range(d):
-        order[a + i] = src_i[i]
 
 
 @njit(cache=True)
