@@ -22,13 +22,16 @@ rounds, so the same matching and stats); the whole-array rounds are the GPU's fo
 """
 from __future__ import annotations
 
+import numba
 import numpy as np
 
+from .. import threads
 from .base import Matching
+from .prioritised_rows import prioritised_rows
 from .ratings import edge_priority
 from .registry import register
-from .prioritised_rows import prioritised_rows
-from .suitor_kernel import locally_dominant_kernel, suitor_kernel
+from .locally_dominant_kernel import locally_dominant_kernel
+from .suitor_kernel import suitor_kernel
 
 # Entries a searching vertex inspects in its first round: most vertices find their partner
 # among their few heaviest neighbours, and a small window keeps the per-round work near |active|.
@@ -156,7 +159,9 @@ def suitor(graph, *, rating="weight", seed=0, backend=None) -> Matching:
     graph, be = _on_backend(graph, backend)
     if CPU_KERNEL and not be.is_gpu:
         nbr, key, _ = prioritised_rows(graph, rating)
-        mate, active, matched = suitor_kernel(graph.indptr, nbr, key, INITIAL_WINDOW, WINDOW_GROWTH)
+        parallel_min = threads.PARALLEL_MIN_ITEMS if numba.get_num_threads() > 1 else graph.n + 1
+        mate, active, matched = suitor_kernel(graph.indptr, nbr, key, INITIAL_WINDOW, WINDOW_GROWTH, threads.CHUNK,
+                                              parallel_min)
         return Matching.from_mate(graph, mate, stats=_kernel_stats(matched, graph.n))
     xp = be.xp
     n = graph.n
@@ -247,7 +252,9 @@ def locally_dominant(graph, *, rating="weight", seed=0, backend=None) -> Matchin
     graph, be = _on_backend(graph, backend)
     if CPU_KERNEL and not be.is_gpu:
         nbr, _, _ = prioritised_rows(graph, rating)
-        mate, alive, matched = locally_dominant_kernel(graph.indptr, nbr, INITIAL_WINDOW, WINDOW_GROWTH)
+        parallel_min = threads.PARALLEL_MIN_ITEMS if numba.get_num_threads() > 1 else graph.n + 1
+        mate, alive, matched = locally_dominant_kernel(graph.indptr, nbr, INITIAL_WINDOW, WINDOW_GROWTH,
+                                                       threads.CHUNK, parallel_min)
         return Matching.from_mate(graph, mate, stats=_kernel_stats(matched, graph.n))
     xp = be.xp
     n = graph.n
