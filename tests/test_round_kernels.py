@@ -165,23 +165,19 @@ def test_red_blue_kernel_threaded_chunks_equal_the_whole_array_rounds(spec, monk
 
 
 @pytest.mark.parametrize("spec", ["delaunay:3000", "rmat:11", "ba:2000:3"])
-def test_suitor_and_ld_dense_rounds_on_the_threads_equal_the_serial_rounds(spec):
-    """Suitor's and LD's dense rounds (tiny chunks, parallel_min 0, 1 and 2 threads) give the
-    serial rounds' matching and per-round counts."""
+def test_ld_dense_rounds_on_the_threads_equal_the_serial_rounds(spec):
+    """LD's dense rounds (tiny chunks, parallel_min 0, 1 and 2 threads) give the serial
+    rounds' matching and per-round counts."""
     from matchpart import threads
     from matchpart.matchers.prioritised_rows import prioritised_rows
     from matchpart.matchers.suitor import INITIAL_WINDOW, WINDOW_GROWTH
     from matchpart.matchers.locally_dominant_kernel import locally_dominant_kernel
-    from matchpart.matchers.suitor_kernel import suitor_kernel
     for g in (load_graph(spec), _weighted(spec, 4)):
         nbr, key, _ = prioritised_rows(g, "weight")
-        want = suitor_kernel(g.indptr, nbr, key, INITIAL_WINDOW, WINDOW_GROWTH, 2048, g.n + 1)
         ld_want = locally_dominant_kernel(g.indptr, nbr, INITIAL_WINDOW, WINDOW_GROWTH, 2048, g.n + 1)
         for count in (1, 2):
             with threads.limit(count):
-                got = suitor_kernel(g.indptr, nbr, key, INITIAL_WINDOW, WINDOW_GROWTH, 7, 0)
                 ld_got = locally_dominant_kernel(g.indptr, nbr, INITIAL_WINDOW, WINDOW_GROWTH, 7, 0)
-            assert all(np.array_equal(a, b) for a, b in zip(got, want))
             assert all(np.array_equal(a, b) for a, b in zip(ld_got, ld_want))
 
 

@@ -159,9 +159,7 @@ def suitor(graph, *, rating="weight", seed=0, backend=None) -> Matching:
     graph, be = _on_backend(graph, backend)
     if CPU_KERNEL and not be.is_gpu:
         nbr, key, _ = prioritised_rows(graph, rating)
-        parallel_min = threads.PARALLEL_MIN_ITEMS if numba.get_num_threads() > 1 else graph.n + 1
-        mate, active, matched = suitor_kernel(graph.indptr, nbr, key, INITIAL_WINDOW, WINDOW_GROWTH, threads.CHUNK,
-                                              parallel_min)
+        mate, active, matched = suitor_kernel(graph.indptr, nbr, key, INITIAL_WINDOW, WINDOW_GROWTH)
         return Matching.from_mate(graph, mate, stats=_kernel_stats(matched, graph.n))
     xp = be.xp
     n = graph.n
