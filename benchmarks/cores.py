@@ -29,7 +29,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from peers import EPS, commit, fmt, judge, kaminpar_call, load, machine, note, ours_call, ratio, write_section  # noqa: E402
+from peers import (EPS, commit, fmt, judge, kaminpar_call, load, machine, note, ours_call, ratio,  # noqa: E402
+                   report, write_section)
 
 from matchpart.io import load_graph, save_graph  # noqa: E402
 
@@ -111,15 +112,7 @@ def main(argv=None):
             f"start {load_start}. Medians of {args.runs} interleaved runs; "
             f"eps = {EPS}; command: `python3 benchmarks/cores.py --threads {args.threads} --presets "
             f"{args.presets} --runs {args.runs} --instances {args.instances}`.", ""]
-    lines = []
-
-    def say(s=""):
-        print(s, flush=True)
-        lines.append(s)
-
-    def flush():
-        if args.out:
-            Path(args.out).write_text("\n".join(head + lines) + "\n")
+    say, flush, lines = report(args.out, head)
 
     with tempfile.TemporaryDirectory() as tmp:
         for i, (spec, k) in enumerate(parse_instances(args.instances), 1):

@@ -15,15 +15,15 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import statistics
 import sys
 import time
 import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from peers import EPS, commit, fmt, judge, machine, note, ratio  # noqa: E402
+from peers import EPS, commit, fmt, judge, machine, note, ratio, report  # noqa: E402
 from cores import parse_instances  # noqa: E402
+import quality  # noqa: E402
 
 import matchpart  # noqa: E402
 from matchpart.backend import gpu_available  # noqa: E402
@@ -32,14 +32,10 @@ from matchpart.matchers import available  # noqa: E402
 
 
 def timed(call, runs):
-    call()                                  # compiles (numba, CuPy) and warms the memory pools
-    times, out = [], None
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        res = call()
-        times.append(time.perf_counter() - t0)
-        out = res if out is None else out
-    return statistics.median(times), out
+    """(median seconds, first result) after one untimed run (numba and CuPy compile there)."""
+    call()
+    out, seconds = quality.timed(call, runs)
+    return seconds, out
 
 
 def main(argv=None):
@@ -61,15 +57,7 @@ def main(argv=None):
     started, t_start = datetime.datetime.now(), time.perf_counter()
     head = [f"Measured {started:%Y-%m-%d} at commit {commit()}: GPU {dev}, CuPy {getattr(cupy, '__version__', 'n/a')}; "
             f"CPU {machine()}. Medians of {args.runs} after one untimed run; eps = {EPS}.", ""]
-    lines = []
-
-    def say(s=""):
-        print(s, flush=True)
-        lines.append(s)
-
-    def flush():
-        if args.out:
-            Path(args.out).write_text("\n".join(head + lines) + "\n")
+    say, flush, lines = report(args.out, head)
 
     for spec, k in parse_instances(args.instances):
         g = load_graph(spec)

@@ -276,6 +276,22 @@ def load():
         return "n/a"
 
 
+def report(out, head):
+    """(say, flush, lines): say(line) prints a line and keeps it in lines; flush() rewrites the
+    file ``out`` (if given) with ``head`` and the lines so far, so that a run cut short keeps
+    what it measured."""
+    lines = []
+
+    def say(s=""):
+        print(s, flush=True)
+        lines.append(s)
+
+    def flush():
+        if out:
+            Path(out).write_text("\n".join(head + lines) + "\n")
+    return say, flush, lines
+
+
 def write_section(path, title, body):
     """Replace the section headed `title` (up to the next '## ' heading) in the Markdown file
     `path`, or append it when there is none: the file keeps one section per benchmark."""

@@ -24,6 +24,8 @@ _SPARSE_SHARE = 16
 
 @njit(cache=True, internal=True)
 def _choose_chunk(c, chunk, scan, ns, indptr, nbr, mate, cand, ptr, window, growth, stamp, r):
+    """Each affected vertex of chunk c takes the first free neighbour in its window as its
+    candidate (or skips the window, which doubles); freeness as at the round's start."""
     for j in range(c * chunk, min(ns, (c + 1) * chunk)):
         x = scan[j]
         stamp[x] = r
@@ -174,22 +176,7 @@ def locally_dominant_kernel(indptr, nbr, window0, growth, chunk, parallel_min):
             scan, nxt = nxt, scan
             ns = nn
             continue
-        for j in range(ns):
-            x = scan[j]
-            p = ptr[x]
-            hi = min(p + window[x], indptr[x + 1])
-            f = -1
-            for e in range(p, hi):
-                if mate[nbr[e]] < 0:
-                    f = e
-                    break
-            if f >= 0:
-                ptr[x] = f
-                cand[x] = nbr[f]
-            else:
-                ptr[x] = hi
-                window[x] *= growth
-                cand[x] = -1
+        _choose_chunk(0, ns, scan, ns, indptr, nbr, mate, cand, ptr, window, growth, stamp, rounds + 1)
         # a new mutual pair has a member that chose its candidate in this round
         npairs = 0
         for j in range(ns):
