@@ -15,7 +15,7 @@ from numba import prange
 
 from ..jit import njit
 from ..threads import PRANGE_ONLY
-from .suitor_kernel import _grown
+from .suitor_kernel import record_round
 
 # LD finds its next affected vertices by a pass over the alive ones until a round scans
 # fewer than 1/_SPARSE_SHARE of them, then from the few it touched (see the kernel)
@@ -78,6 +78,9 @@ def _alive_count_chunk(c, chunk, alive, na, indptr, mate, cand, ptr, counts):
 
 @njit(cache=True, internal=True)
 def _alive_write_chunk(c, chunk, alive, na, indptr, mate, cand, ptr, at_alive, at_next, alive2, nxt):
+    """List the chunk's alive vertices that stay (matched and exhausted ones drop out) in
+    alive2 from at_alive, and those among them whose candidate is unknown or taken in nxt
+    from at_next; returns the ends. alive2 may be alive itself (one chunk, in place)."""
     for j in range(c * chunk, min(na, (c + 1) * chunk)):
         x = alive[j]
         if mate[x] >= 0 or ptr[x] >= indptr[x + 1]:
@@ -88,6 +91,7 @@ def _alive_write_chunk(c, chunk, alive, na, indptr, mate, cand, ptr, at_alive, a
         if y < 0 or mate[y] >= 0:
             nxt[at_next] = x
             at_next += 1
+    return at_alive, at_next
 
 
 @njit(cache=True, internal=True)
@@ -166,10 +170,7 @@ def locally_dominant_kernel(indptr, nbr, window0, growth, chunk, parallel_min):
             npairs, na_next, nn = _dense_round(scan, ns, alive, na, alive2, nxt, indptr, nbr, mate, cand, ptr, window,
                                                growth, stamp, chunk_counts, rounds + 1, chunk)
             total += 2 * npairs
-            counts = _grown(counts, rounds + 1)
-            matched = _grown(matched, rounds + 1)
-            counts[rounds] = na
-            matched[rounds] = total
+            counts, matched = record_round(counts, matched, rounds, na, total)
             rounds += 1
             alive, alive2 = alive2, alive
             na = na_next
@@ -188,26 +189,12 @@ def locally_dominant_kernel(indptr, nbr, window0, growth, chunk, parallel_min):
                 pairs[npairs] = x
                 npairs += 1
         total += 2 * npairs
-        counts = _grown(counts, rounds + 1)
-        matched = _grown(matched, rounds + 1)
-        counts[rounds] = na
-        matched[rounds] = total
+        counts, matched = record_round(counts, matched, rounds, na, total)
         rounds += 1
         dense = dense and ns * _SPARSE_SHARE >= na
         nn = 0
         if dense:  # a pass over the alive: drop the matched and exhausted, list the affected
-            k = 0
-            for j in range(na):
-                x = alive[j]
-                if mate[x] >= 0 or ptr[x] >= indptr[x + 1]:
-                    continue
-                alive[k] = x
-                k += 1
-                c = cand[x]
-                if c < 0 or mate[c] >= 0:
-                    nxt[nn] = x
-                    nn += 1
-            na = k
+            na, nn = _alive_write_chunk(0, na, alive, na, indptr, mate, cand, ptr, 0, 0, alive, nxt)
         else:  # the scanned vertices still alive, and those whose candidate was just matched
             na -= 2 * npairs
             for j in range(ns):

@@ -25,6 +25,16 @@ def _grown(a, size):
     return b
 
 
+@njit(cache=True, internal=True)
+def record_round(first, second, rounds, a, b):
+    """The per-round stats arrays with a and b recorded for round ``rounds`` (grown as needed)."""
+    first = _grown(first, rounds + 1)
+    second = _grown(second, rounds + 1)
+    first[rounds] = a
+    second[rounds] = b
+    return first, second
+
+
 @njit(cache=True)
 def suitor_kernel(indptr, nbr, key, window0, growth):
     """Suitor's rounds on rows sorted by ``prioritised_rows``. Returns (mate, searching
@@ -104,10 +114,7 @@ def suitor_kernel(indptr, nbr, key, window0, growth):
             sid[t] = u
             skey[t] = key[f]
             mutual += 2 if sid[u] == t else 0
-        active = _grown(active, rounds + 1)
-        matched = _grown(matched, rounds + 1)
-        active[rounds] = ns
-        matched[rounds] = mutual
+        active, matched = record_round(active, matched, rounds, ns, mutual)
         rounds += 1
         rows, nxt = nxt, rows
         ns = nn
