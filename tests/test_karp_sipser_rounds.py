@@ -2,6 +2,8 @@
 O(n)-per-round formulation, on the CPU and on the GPU code path."""
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import shared_graph
 from matchpart import backend, load_graph
@@ -9,6 +11,7 @@ from matchpart.graph import Graph
 from matchpart.matchers import karp_sipser as ks_module
 from matchpart.matchers.base import matching_problems
 from matchpart.matchers.karp_sipser import karp_sipser
+from test_matchers_basic import random_graphs
 
 CPU = backend.get("cpu")
 
@@ -138,3 +141,28 @@ def test_gpu_path_same_as_cpu(name):
         gpu = karp_sipser(g.to("gpu"), seed=seed)
         assert np.array_equal(gpu.to_host(), cpu.mate)
         assert gpu.stats == cpu.stats
+
+
+@pytest.mark.parametrize("spec", ["delaunay:3000", "rmat:11", "ba:2000:3", "grid:30x30", "grid:50x1", "er:500:3"])
+@pytest.mark.parametrize("seed", [0, 5])
+def test_compiled_rounds_equal_the_whole_array_rounds(spec, seed, monkeypatch):
+    """The CPU's compiled kernel (karp_sipser_kernel.py) gives the whole-array rounds'
+    matching and stats (singles, min-degree rule, the same hash streams)."""
+    g = load_graph(spec)
+    kernel = karp_sipser(g, seed=seed)
+    monkeypatch.setattr(ks_module, "CPU_KERNEL", False)
+    whole = karp_sipser(g, seed=seed)
+    assert np.array_equal(np.asarray(kernel.mate), np.asarray(whole.mate))
+    assert kernel.stats == whole.stats
+
+
+@settings(max_examples=60, deadline=None)
+@given(g=random_graphs(max_n=40), seed=st.integers(0, 1000))
+def test_compiled_rounds_equal_the_whole_array_rounds_on_random_graphs(g, seed):
+    kernel = karp_sipser(g, seed=seed)
+    ks_module.CPU_KERNEL = False
+    try:
+        whole = karp_sipser(g, seed=seed)
+    finally:
+        ks_module.CPU_KERNEL = True
+    assert np.array_equal(np.asarray(kernel.mate), np.asarray(whole.mate)) and kernel.stats == whole.stats

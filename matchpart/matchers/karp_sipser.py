@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Matching
+from .karp_sipser_kernel import karp_sipser_kernel
 from .registry import register
 from .suitor import NO_VALUE, scatter_max_nonneg, scatter_min_nonneg
 
@@ -35,6 +36,9 @@ from .suitor import NO_VALUE, scatter_max_nonneg, scatter_min_nonneg
 # (0.5 s) where a twentieth took 5500 rounds for 7796, and 1.9 s on delaunay 2^18.
 RANDOM_REQUEST_FRACTION = 1.0
 
+# On the CPU the rounds run as one compiled kernel (karp_sipser_kernel.py: the same matching
+# and stats); tests switch this off to run the whole-array rounds on numpy and compare.
+CPU_KERNEL = True
 # Rounds between host syncs. The CPU compacts every round (a sync is free there, and its
 # lists keep a round at O(touched)); the GPU runs masked fixed-shape rounds in batches
 # (``_batched_rounds``), whose size is a guess until measured on a GPU: rounds are many
@@ -59,10 +63,23 @@ def karp_sipser(graph, *, rating="weight", seed=0, backend=None) -> Matching:
     be = backend or graph.backend
     if be is not graph.backend:
         graph = graph.to(be)
+    if CPU_KERNEL and not be.is_gpu:
+        mate, stats = _kernel_rounds(graph, seed)
+        return Matching.from_mate(graph, mate, stats=stats)
     batch = ROUNDS_PER_CHECK[be.name]
     rounds_fn = _incremental_rounds if batch == 1 else _batched_rounds
     mate, stats = rounds_fn(be, graph, seed, batch)
     return Matching.from_mate(graph, mate, stats=stats)
+
+
+def _kernel_rounds(graph, seed):
+    """The rounds as one compiled kernel on the host arrays (karp_sipser_kernel.py). (mate, stats)"""
+    n = graph.n
+    mate, matched, d1, rand = karp_sipser_kernel(graph.indptr, graph.indices, seed, RANDOM_REQUEST_FRACTION,
+                                                 _STREAM_ACCEPT, _STREAM_REQUESTER, _STREAM_NEIGHBOUR)
+    fractions = [float(c) / n for c in matched] if n else [0.0] * matched.shape[0]
+    return mate, {"rounds": int(matched.shape[0]), "matched_fraction": fractions, "degree_one_rounds": int(d1),
+                  "random_rounds": int(rand)}
 
 
 def _incremental_rounds(be, graph, seed, batch):
