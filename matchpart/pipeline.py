@@ -165,7 +165,7 @@ def partition(graph, k, *, matcher="local_max", rating="expansion_star2", eps=0.
     graph: a matchpart Graph, SciPy sparse matrix, networkx graph, file path or generator
     spec ("delaunay:1000"); ``edge_weight``/``node_weight`` name networkx attributes.
     device: "cpu", "gpu", or "auto" (default): where the graph is, i.e. the GPU for a Graph or
-    arrays already on it (CuPy, DLPack), else the CPU (the same partition either way).
+    arrays already on it (CuPy, DLPack), else the CPU (with integer weights, the same partition).
     matcher: a registered matcher name (see ``matchpart.matchers.available()``) or a
     callable; rating: edge rating used by weighted matchers; coarsening: "matching" or
     "cluster" (size-constrained label propagation); with "matching", ``cluster_fallback``
