@@ -13,6 +13,7 @@ import numpy as np
 
 from ..backend.rng import hash64_at, stream_key_at
 from ..jit import njit
+from .suitor_kernel import grown
 
 _NONE = np.uint64(0xFFFFFFFFFFFFFFFF)
 _UNIT = 1.0 / 9007199254740992.0          # 2^-53: uniform() from the top 53 bits of hash64
@@ -153,10 +154,7 @@ def karp_sipser_kernel(indptr, indices, seed, fraction, s_accept, s_requester, s
             mate[gone[i]] = gone[i + 1]
             mate[gone[i + 1]] = gone[i]
         total += ng
-        if rounds > matched.shape[0]:
-            grown = np.zeros(2 * matched.shape[0], dtype=np.int64)
-            grown[:matched.shape[0]] = matched
-            matched = grown
+        matched = grown(matched, rounds)
         matched[rounds - 1] = total
         # the free neighbours of the newly matched lose them
         nt = 0

@@ -15,7 +15,7 @@ import numpy as np
 from ..jit import njit
 
 @njit(cache=True)
-def _grown(a, size):
+def grown(a, size):
     """``a`` (int64) with room for at least ``size`` entries (doubling)."""
     if size <= a.shape[0]:
         return a
@@ -28,8 +28,8 @@ def _grown(a, size):
 @njit(cache=True, internal=True)
 def record_round(first, second, rounds, a, b):
     """The per-round stats arrays with a and b recorded for round ``rounds`` (grown as needed)."""
-    first = _grown(first, rounds + 1)
-    second = _grown(second, rounds + 1)
+    first = grown(first, rounds + 1)
+    second = grown(second, rounds + 1)
     first[rounds] = a
     second[rounds] = b
     return first, second
