@@ -14,12 +14,13 @@ from ..io import as_graph
 from ..jit import njit
 from . import gain_cache as gc
 from .boundary import cover_changes, shuffled_boundary
+from .grouped_fm import grouped_pass
 from .fm2 import MIN_PASS_IMPROVEMENT, fm2_passes, passes_end
 from .kway_fm import (LOCAL_STALL_MOVES, STALL_MOVES_FRACTION, STALL_MOVES_MIN, default_stall,
                       fm_pass, localized_round)
 from .least_loss import rebalance_if_over, serial_rebalance
 from .pairwise import pairwise_nb
-from . import parallel_fm
+from . import grouped_fm, parallel_fm
 from .state import host_arrays, host_block_weights, host_cut, host_overload
 
 __all__ = ["kway_fm", "fm_bisection", "pairwise_fm", "rebalance", "refine_arrays", "host_arrays",
@@ -29,16 +30,17 @@ __all__ = ["kway_fm", "fm_bisection", "pairwise_fm", "rebalance", "refine_arrays
 
 @njit(cache=True, internal=True)
 def _fm(indptr, indices, ewgt, vwgt, parts, bw, maxw, passes, seed, stall, min_gain, boundary_only,
-        local_stall, cache, cut, hint, chunk, parallel_min):
+        local_stall, cache, cut, hint, chunk, parallel_min, group_rounds, group_blocks):
     """Up to ``passes`` FM passes from a partition of cut ``cut``; returns (cut, moves, passes done).
 
     Each pass queues the boundary vertices (every vertex for a 2-way pass with
     boundary_only=False) in a random order (it decides ties between equal gains), drawn here
     from numba's generator seeded with ``seed``: one compiled call, no per-pass arrays from
-    Python. A k-way pass (k > 2) is a global pass followed, when local_stall > 0, by a round
-    of localized multi-try searches; two blocks get fm2's passes. ``hint``: flags of a
-    superset of the boundary of ``parts`` for the first pass (see boundary.shuffled_boundary),
-    or an empty array.
+    Python. A k-way pass (k > 2) is a global pass, or ``group_rounds`` > 0 rounds of
+    grouped_fm's parallel passes with groups of at most ``group_blocks`` blocks, followed, when
+    local_stall > 0, by a round of localized multi-try searches; two blocks get fm2's passes.
+    ``hint``: flags of a superset of the boundary of ``parts`` for the first pass (see
+    boundary.shuffled_boundary), or an empty array.
     """
     np.random.seed(seed)
     if bw.shape[0] == 2:
@@ -50,8 +52,13 @@ def _fm(indptr, indices, ewgt, vwgt, parts, bw, maxw, passes, seed, stall, min_g
         before_cut = cut
         before_over = host_overload(bw, maxw)
         queue = shuffled_boundary(indptr, indices, parts, hint if p == 0 else no_hint)
-        cut, kept = fm_pass(indptr, indices, ewgt, vwgt, parts, bw, maxw, queue, stall, cut, cache, chunk,
-                            parallel_min)
+        if group_rounds > 0:
+            cut, kept = grouped_pass(indptr, indices, ewgt, vwgt, parts, bw, maxw, queue, group_rounds, group_blocks,
+                                     stall, cut, chunk)
+            gc.reset(cache)     # the rounds moved vertices without it: its built entries are stale
+        else:
+            cut, kept = fm_pass(indptr, indices, ewgt, vwgt, parts, bw, maxw, queue, stall, cut, cache, chunk,
+                                parallel_min)
         if local_stall > 0:
             cut, kept_local = localized_round(indptr, indices, ewgt, vwgt, parts, bw, maxw,
                                               shuffled_boundary(indptr, indices, parts, no_hint), local_stall, cut,
@@ -79,7 +86,7 @@ def _check_parts(parts, n, k):
 
 @njit(cache=True)
 def refine_nb(indptr, indices, ewgt, vwgt, parts, maxw, passes, seed, stall, rebalance, boundary_only,
-              local_stall, cache, known_cut, hint, chunk, parallel_min):
+              local_stall, cache, known_cut, hint, chunk, parallel_min, group_rounds, group_blocks):
     """refine_arrays as one compiled call: rebalance if overweight, then FM passes; in place.
 
     ``cache``: a gain cache (gain_cache.new_cache) whose entries are all unbuilt; they are left
@@ -87,7 +94,8 @@ def refine_nb(indptr, indices, ewgt, vwgt, parts, maxw, passes, seed, stall, reb
     ``known_cut``: the input's cut when the caller has it (>= 0), else -1 (computed here).
     ``hint``: flags of a superset of the input's boundary, or an empty array (see _fm); when
     given, it is extended in place to cover the boundary of the result too. ``chunk``,
-    ``parallel_min``: the threads' split of the passes' set-up (threads.CHUNK, PARALLEL_MIN_ITEMS).
+    ``parallel_min``: the threads' split of the passes' set-up (threads.CHUNK, PARALLEL_MIN_ITEMS);
+    ``group_rounds``, ``group_blocks``: see _fm (0 rounds: global k-way passes).
     Returns (initial cut, cut, moves, passes done, rebalance moves, overload).
     """
     bw = host_block_weights(parts, vwgt, maxw.shape[0])
@@ -99,7 +107,7 @@ def refine_nb(indptr, indices, ewgt, vwgt, parts, maxw, passes, seed, stall, reb
     first_hint = hint if rb_moves == 0 else np.empty(0, dtype=np.bool_)
     cut, moves, done = _fm(indptr, indices, ewgt, vwgt, parts, bw, maxw, passes, seed, stall,
                            MIN_PASS_IMPROVEMENT, boundary_only, local_stall, cache, cut, first_hint, chunk,
-                           parallel_min)
+                           parallel_min, group_rounds, group_blocks)
     if hint.shape[0]:
         cover_changes(indptr, indices, before, parts, hint)
     gc.reset(cache)
@@ -118,7 +126,8 @@ def refine_arrays(arrays, parts, maxw, *, seed=0, passes=4, stall=None, rebalanc
     they are extended in place to cover the result's boundary (for the next finer level).
     From parallel_fm.PARALLEL_FM_MIN_VERTICES vertices up (k > 2), the passes are parallel_fm's
     matching rounds; ``workspace``: a parallel_fm.new_workspace of at least n vertices for
-    them (shared by the levels of a hierarchy), or None (a fresh one).
+    them (shared by the levels of a hierarchy), or None (a fresh one). Where they decline (most
+    vertices on the boundary), the k-way passes are grouped_fm's rounds (from MIN_BLOCKS blocks).
     Returns a dict: cut, initial_cut, moves, passes, rebalance_moves, overload (sum over blocks of
     weight above its bound; 0 means balanced).
     """
@@ -133,11 +142,14 @@ def refine_arrays(arrays, parts, maxw, *, seed=0, passes=4, stall=None, rebalanc
         if first["passes"] >= 0:
             return first
         cut = first["cut"]          # declined (a boundary of most vertices): the k-way passes below
+    # on such a graph the k-way passes run as grouped_fm's parallel rounds
+    group_rounds = grouped_fm.ROUNDS if first is not None and maxw.shape[0] >= grouped_fm.MIN_BLOCKS else 0
     cache = gc.new_cache(n, indices.shape[0], maxw.shape[0])   # shared by the rebalancer and every pass
     initial_cut, cut, moves, done, rb_moves, over = refine_nb(
         indptr, indices, ewgt, vwgt, parts, maxw, int(passes), int(seed) % 2**31, stall, bool(rebalance),
         bool(boundary_only), int(local_stall) if localized else 0, cache, -1.0 if cut is None else float(cut),
-        np.empty(0, dtype=np.bool_) if boundary_hint is None else boundary_hint, threads.CHUNK, _parallel_min())
+        np.empty(0, dtype=np.bool_) if boundary_hint is None else boundary_hint, threads.CHUNK, _parallel_min(),
+        group_rounds, grouped_fm.GROUP_BLOCKS)
     if first is not None:
         initial_cut, rb_moves = first["initial_cut"], rb_moves + first["rebalance_moves"]
     return {"cut": cut, "initial_cut": initial_cut, "moves": int(moves), "passes": int(done),

@@ -131,9 +131,18 @@ def fm_pass(indptr, indices, ewgt, vwgt, parts, bw, maxw, order, stall, cut, cac
     """One global FM pass in place; returns (cut, moves kept). ``order``: distinct vertices, the
     queue's insertion order; the queue's entries are built on the threads (gain_cache.build_best,
     in chunks of ``chunk`` from ``parallel_min`` vertices up)."""
+    locked = np.zeros(indptr.shape[0] - 1, dtype=np.bool_)
+    return locked_pass(indptr, indices, ewgt, vwgt, parts, bw, maxw, order, locked, stall, cut, cache, chunk,
+                       parallel_min)
+
+
+@njit(cache=True, internal=True)
+def locked_pass(indptr, indices, ewgt, vwgt, parts, bw, maxw, order, locked, stall, cut, cache, chunk,
+                parallel_min):
+    """fm_pass in which the vertices flagged in ``locked`` (none of ``order``) never move and are
+    never built in the cache (grouped_fm's rounds); ``locked`` is changed."""
     n = indptr.shape[0] - 1
     keys, verts, pos, size = new_heap(n)
-    locked = np.zeros(n, dtype=np.bool_)
     log_v = np.empty(n, dtype=np.int64)
     log_from = np.empty(n, dtype=np.int64)
 
