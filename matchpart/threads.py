@@ -34,6 +34,26 @@ CHUNK = 2048
 # chunks. Jet on the finest level, 2 threads against 1 (2-core machine, median of 5): delaunay
 # 2^16 k = 32 1.13 x from 4096 up, 1.01 x from 16384 up; delaunay 2^20 1.56-1.72 x either way.
 PARALLEL_MIN_ITEMS = 4096
+# Mean row length for which a chunk of CHUNK vertices is meant: a kernel over the rows of a
+# graph of longer rows takes proportionally fewer vertices per chunk (scaled_chunk). The
+# coarse levels of power-law graphs are dense (rmat 2^16, k = 8: 6400 vertices of mean
+# degree 65 on the second level), and there Jet's lists of a few thousand vertices ran in
+# one or two chunks, on one thread.
+CHUNK_MEAN_DEGREE = 16
+
+
+def scaled_chunk(chunk, parallel_min, n, entries):
+    """(chunk, parallel_min) for a kernel over the rows of a graph of n vertices and
+    ``entries`` row entries: both scaled down by mean degree / CHUNK_MEAN_DEGREE when that
+    is above 1, so that a chunk holds about chunk x CHUNK_MEAN_DEGREE entries. A function
+    of the graph only, so the chunks are the same for any number of threads."""
+    mean = entries / max(n, 1)
+    if mean <= CHUNK_MEAN_DEGREE:
+        return chunk, parallel_min
+    scale = CHUNK_MEAN_DEGREE / mean
+    return max(1, int(chunk * scale)), int(parallel_min * scale)
+
+
 # numba's parallel=... for the package's kernels: prange loops only. Its other conversions
 # would turn every np.zeros / array expression of a kernel into a thread-pool launch.
 # (jit.njit hands numba a ParallelOptions made from it: numba empties a dict as it reads it.)

@@ -305,3 +305,25 @@ def test_prange_only_holds_for_every_kernel_compiled_after_others():
     everything = njit(parallel=True)(body)         # the check can fail: all conversions on
     everything(np.ones(10))
     assert _parfor_gufuncs(everything)[0] > 1
+
+
+def test_scaled_chunks_shrink_with_the_mean_degree_and_leave_results_alone(monkeypatch):
+    """Dense graphs get chunks of fewer vertices (about CHUNK x CHUNK_MEAN_DEGREE entries);
+    Jet's and the clustering's results do not depend on the chunks."""
+    assert threads.scaled_chunk(2048, 4096, 1000, 16000) == (2048, 4096)
+    assert threads.scaled_chunk(2048, 4096, 1000, 64000) == (512, 1024)
+    assert threads.scaled_chunk(3, 0, 10, 10**6) == (1, 0)
+    from matchpart.coarsen.cluster import cluster_mapping
+    g = matchpart.load_graph("rmat:11")          # mean degree ~ 28
+    k = 8
+    lmax = metrics.max_block_weight(g.total_vwgt, k, 0.03)
+    parts = np.random.default_rng(1).integers(0, k, g.n).astype(np.int64)
+    maxw = np.full(k, lmax)
+    results = []
+    for mean in (1, 16, 10**6):
+        monkeypatch.setattr(threads, "CHUNK_MEAN_DEGREE", mean)
+        with _Threaded(64):
+            best, cut, _ = jet_arrays(host_arrays(g), parts, maxw, seed=3)
+            mapping, nc, _ = cluster_mapping(g, lmax / 4, 5)
+        results.append((best.tobytes(), cut, np.asarray(mapping).tobytes(), nc))
+    assert results[0] == results[1] == results[2]

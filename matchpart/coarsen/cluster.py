@@ -52,9 +52,11 @@ def cluster_labels(graph, cap, *, seed=0, rounds=ROUNDS, method="auto"):
     if method == "kernel":
         if be.is_gpu:
             raise ValueError("method='kernel' runs on the CPU; use 'xp' for a GPU graph")
+        chunk, parallel_min = threads.scaled_chunk(threads.CHUNK, threads.PARALLEL_MIN_ITEMS, n,
+                                                   graph.indices.shape[0])
         return lp_labels(graph.indptr, graph.indices, graph.ewgt, graph.vwgt, float(cap),
                          _rng.stream_keys(seed, ACTIVE_STREAM, rounds), _rng.stream_keys(seed, TIE_STREAM, rounds),
-                         threads.CHUNK, threads.PARALLEL_MIN_ITEMS)
+                         chunk, parallel_min)
     return _labels_xp(graph, cap, seed, rounds)
 
 

@@ -145,10 +145,11 @@ def refine_arrays(arrays, parts, maxw, *, seed=0, passes=4, stall=None, rebalanc
     # on such a graph the k-way passes run as grouped_fm's parallel rounds
     group_rounds = grouped_fm.ROUNDS if first is not None and maxw.shape[0] >= grouped_fm.MIN_BLOCKS else 0
     cache = gc.new_cache(n, indices.shape[0], maxw.shape[0])   # shared by the rebalancer and every pass
+    chunk, parallel_min = threads.scaled_chunk(threads.CHUNK, _parallel_min(), n, indices.shape[0])
     initial_cut, cut, moves, done, rb_moves, over = refine_nb(
         indptr, indices, ewgt, vwgt, parts, maxw, int(passes), int(seed) % 2**31, stall, bool(rebalance),
         bool(boundary_only), int(local_stall) if localized else 0, cache, -1.0 if cut is None else float(cut),
-        np.empty(0, dtype=np.bool_) if boundary_hint is None else boundary_hint, threads.CHUNK, _parallel_min(),
+        np.empty(0, dtype=np.bool_) if boundary_hint is None else boundary_hint, chunk, parallel_min,
         group_rounds, grouped_fm.GROUP_BLOCKS)
     if first is not None:
         initial_cut, rb_moves = first["initial_cut"], rb_moves + first["rebalance_moves"]

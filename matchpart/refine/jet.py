@@ -96,9 +96,10 @@ def jet_arrays(arrays, parts, maxw, *, seed=0, max_iterations=MAX_ITERATIONS, pa
     """
     indptr, indices, ewgt, vwgt = arrays
     hint = np.empty(0, dtype=np.bool_) if boundary_hint is None else boundary_hint
+    chunk, parallel_min = threads.scaled_chunk(threads.CHUNK, threads.PARALLEL_MIN_ITEMS, indptr.shape[0] - 1,
+                                               indices.shape[0])
     return jet_nb(indptr, indices, ewgt, vwgt, parts.copy(), maxw, int(seed), int(max_iterations),
-                  int(patience), float(negative_gain_factor), float(min_improvement), hint, threads.CHUNK,
-                  threads.PARALLEL_MIN_ITEMS)
+                  int(patience), float(negative_gain_factor), float(min_improvement), hint, chunk, parallel_min)
 
 
 # ---- compiled formulation (CPU) ----------------------------------------------------------------
