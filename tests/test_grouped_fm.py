@@ -1,10 +1,6 @@
 """Grouped parallel k-way FM (refine/grouped_fm.py): the groups' passes are independent (run
 one after the other they give the same result), their gains are the true cut change, moves
 stay inside a group and into blocks with room, and the result is the same for 1-4 threads."""
-import json
-import os
-import subprocess
-import sys
 
 import numpy as np
 from hypothesis import given, settings
@@ -19,7 +15,7 @@ from matchpart.refine import parallel_fm as pf
 from matchpart.refine.kway_fm import locked_pass
 from matchpart.refine.state import host_arrays, host_block_weights, host_cut
 
-from test_threads import ROOT, _random_graph
+from test_threads import assert_same_digest_for_1_to_4_threads, _random_graph
 
 
 def _case(seed, n, p, k, float_weights):
@@ -139,10 +135,4 @@ print(json.dumps(out))
 
 
 def test_partitions_with_grouped_rounds_are_the_same_for_1_to_4_threads():
-    """More threads than this machine's cores included (NUMBA_NUM_THREADS=4)."""
-    env = dict(os.environ, NUMBA_NUM_THREADS="4", PYTHONPATH=ROOT)
-    r = subprocess.run([sys.executable, "-c", _SCRIPT], capture_output=True, text=True, env=env, timeout=1200)
-    assert r.returncode == 0, r.stderr[-3000:]
-    digests = json.loads(r.stdout.strip().splitlines()[-1])
-    assert set(digests) == {"1", "2", "3", "4"}
-    assert len(set(digests.values())) == 1, digests
+    assert_same_digest_for_1_to_4_threads(_SCRIPT)

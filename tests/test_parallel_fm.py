@@ -1,10 +1,6 @@
 """Parallel k-way FM (refine/parallel_fm.py, refine/pair_search.py): the same result for any
 number of threads and on the serial path, the refiners' guarantees, and its quotient pairs
 and matching rounds against a plain-Python reference."""
-import json
-import os
-import subprocess
-import sys
 
 import numpy as np
 from hypothesis import given, settings
@@ -15,7 +11,7 @@ from matchpart.refine import fm
 from matchpart.refine import parallel_fm as pf
 from matchpart.refine.state import host_arrays
 
-from test_threads import ROOT, _random_graph, _Threaded
+from test_threads import assert_same_digest_for_1_to_4_threads, _random_graph, _Threaded
 
 
 class _PairRounds:
@@ -183,10 +179,4 @@ print(json.dumps(out))
 
 
 def test_partitions_with_pair_rounds_are_the_same_for_1_to_4_threads():
-    """More threads than this machine's cores included (NUMBA_NUM_THREADS=4)."""
-    env = dict(os.environ, NUMBA_NUM_THREADS="4", PYTHONPATH=ROOT)
-    r = subprocess.run([sys.executable, "-c", _SCRIPT], capture_output=True, text=True, env=env, timeout=1200)
-    assert r.returncode == 0, r.stderr[-3000:]
-    digests = json.loads(r.stdout.strip().splitlines()[-1])
-    assert set(digests) == {"1", "2", "3", "4"}
-    assert len(set(digests.values())) == 1, digests
+    assert_same_digest_for_1_to_4_threads(_SCRIPT)

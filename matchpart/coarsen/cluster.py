@@ -17,8 +17,6 @@ weights (every coarse graph of an unweighted graph) or sums of dyadic fractions.
 """
 from __future__ import annotations
 
-import numpy as np
-
 from .. import threads
 from ..backend import rng as _rng
 from .contract import mapping_from_labels, sum_by_index
