@@ -101,9 +101,14 @@ def test_a_shared_workspace_gives_what_fresh_ones_give():
 def test_declines_a_boundary_of_most_vertices_and_runs_the_kway_passes():
     g, k, maxw, parts = _case(3, 120, 0.3, 6, False)        # dense: nearly every vertex on the boundary
     p = parts.astype(np.int64).copy()
-    with threads.limit(1):
-        stats = fm.refine_arrays(host_arrays(g), p, maxw, seed=3, passes=2, localized=False,
-                                 workspace=pf.new_workspace(g.n))
+    saved = pf.PARALLEL_FM_MIN_VERTICES
+    pf.PARALLEL_FM_MIN_VERTICES = 0              # the rounds are tried on this small graph
+    try:
+        with threads.limit(1):
+            stats = fm.refine_arrays(host_arrays(g), p, maxw, seed=3, passes=2, localized=False,
+                                     workspace=pf.new_workspace(g.n))
+    finally:
+        pf.PARALLEL_FM_MIN_VERTICES = saved
     q = parts.astype(np.int64).copy()
     saved = pf.PARALLEL_FM_MIN_VERTICES
     pf.PARALLEL_FM_MIN_VERTICES = 1 << 62
@@ -180,3 +185,32 @@ print(json.dumps(out))
 
 def test_partitions_with_pair_rounds_are_the_same_for_1_to_4_threads():
     assert_same_digest_for_1_to_4_threads(_SCRIPT)
+
+def test_isolated_vertices_do_not_count_towards_the_boundary_share():
+    """A dense graph with twice as many isolated vertices: a third of all vertices, but nearly
+    all of those with an edge, are on the boundary; the rounds decline as without them."""
+    from matchpart.graph import Graph
+    g, k, maxw, parts = _case(3, 120, 0.3, 6, False)
+    n = 3 * g.n
+    indptr = np.concatenate([g.indptr, np.full(n - g.n, g.indptr[-1])])
+    h = Graph(indptr, g.indices, ewgt=g.ewgt, vwgt=np.concatenate([g.vwgt, np.ones(n - g.n, np.int64)]))
+    hp = np.concatenate([parts, np.arange(n - g.n) % k]).astype(np.int64)
+    maxw = np.full(k, metrics.max_block_weight(h.total_vwgt, k, 0.03))
+    p = hp.copy()
+    saved = pf.PARALLEL_FM_MIN_VERTICES
+    pf.PARALLEL_FM_MIN_VERTICES = 0              # the rounds are tried on this small graph
+    try:
+        with threads.limit(1):
+            stats = fm.refine_arrays(host_arrays(h), p, maxw, seed=3, passes=2, localized=False,
+                                     workspace=pf.new_workspace(n))
+    finally:
+        pf.PARALLEL_FM_MIN_VERTICES = saved
+    q = hp.copy()
+    saved = pf.PARALLEL_FM_MIN_VERTICES
+    pf.PARALLEL_FM_MIN_VERTICES = 1 << 62
+    try:
+        kway = fm.refine_arrays(host_arrays(h), q, maxw, seed=3, passes=2, localized=False)
+    finally:
+        pf.PARALLEL_FM_MIN_VERTICES = saved
+    assert p.tobytes() == q.tobytes() and stats == kway
+    assert _boundary(h, hp).mean() < pf.MAX_BOUNDARY_SHARE

@@ -39,10 +39,13 @@ PAIR_STALL_MOVES = 25
 # thread) the rounds took 1.3-2.7 x the k-way pass below 20000 vertices, 1.0-1.2 x from 35000
 # up, and 0.75-0.93 x on the 2^20 meshes' levels (k = 32) while winning more cut on all of them.
 PARALLEL_FM_MIN_VERTICES = 30_000
-# ... and only when at most this share of the vertices is on the boundary: on every level of
-# delaunay and rgg (2^16, 2^20) at most 0.40, where the rounds won 1-4x the k-way pass's cut;
-# on rmat and ba 2^16 0.67-1.0, where every block pair is adjacent and a vertex's best move
-# leads to a third block: the rounds won 0-70% of the k-way pass's (ba 2^16 k = 32: 0 of 302).
+# ... and only when at most this share of the vertices with an edge is on the boundary: on
+# every level of delaunay and rgg (2^16, 2^20) at most 0.40, where the rounds won 1-4x the
+# k-way pass's cut; on rmat and ba 2^16 0.67-1.0, where every block pair is adjacent and a
+# vertex's best move leads to a third block: the rounds won 0-70% of the k-way pass's (ba 2^16
+# k = 32: 0 of 302). Isolated vertices do not count: R-MAT 2^20's finest level has 0.49 of all
+# its vertices on the boundary, 0.93 of those with an edge (grouped_fm's rounds instead of
+# these: the same time at k = 8 and 32, -0.7% cut at k = 32).
 MAX_BOUNDARY_SHARE = 0.5
 
 
@@ -211,8 +214,8 @@ def parallel_refine_nb(indptr, indices, ewgt, vwgt, parts, maxw, passes, seed, s
     the input's boundary or an empty array; when given it is extended to cover the result's.
     ``workspace``: new_workspace of at least n vertices, left ready for the next call.
     Returns (initial cut, cut, moves, passes done, rebalance moves, overload); passes done
-    = -1 when more than ``max_share`` of the vertices are on the boundary (after any
-    rebalancing, with the hint extended): then no pass ran."""
+    = -1 when more than ``max_share`` of the vertices with an edge are on the boundary (after
+    any rebalancing, with the hint extended): then no pass ran."""
     n = indptr.shape[0] - 1
     k = maxw.shape[0]
     bw = host_block_weights(parts, vwgt, k)
@@ -226,13 +229,15 @@ def parallel_refine_nb(indptr, indices, ewgt, vwgt, parts, maxw, passes, seed, s
             cover_changes(indptr, indices, before, parts, hint)
     cut = initial_cut if rb_moves == 0 else host_cut(indptr, indices, ewgt, parts)
     counts = np.zeros(k, dtype=np.int64)
+    linked = 0                 # vertices with an edge: an isolated one is never on the boundary
     for v in range(n):
         counts[parts[v]] += 1
+        linked += indptr[v + 1] > indptr[v]
     gain, gain_epoch, done, keys, verts, pos, log_v, cls, listed, in_list, clock = workspace
     first_epoch = clock[0]
     clock[0] += passes * MAX_ROUNDS
     nb = boundary_from_scratch(indptr, indices, parts, listed, in_list, hint)
-    if nb > max_share * n:     # declined: the caller runs the k-way passes (passes done = -1)
+    if nb > max_share * linked:     # declined: the caller runs the k-way passes (passes done = -1)
         return initial_cut, cut, 0, -1, rb_moves, host_overload(bw, maxw)
     task_of = np.full(k, -1, dtype=np.int64)
     moves = 0
