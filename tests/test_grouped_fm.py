@@ -136,3 +136,10 @@ print(json.dumps(out))
 
 def test_partitions_with_grouped_rounds_are_the_same_for_1_to_4_threads():
     assert_same_digest_for_1_to_4_threads(_SCRIPT)
+
+def test_group_count_keeps_between_two_and_max_groups():
+    assert grouped_fm.group_count(8, 16, 8) == 2
+    assert grouped_fm.group_count(32, 16, 8) == 2
+    assert grouped_fm.group_count(64, 16, 8) == 4
+    assert grouped_fm.group_count(8192, 16, 8) == 8
+    assert grouped_fm.group_count(8192, 16, 2) == 2

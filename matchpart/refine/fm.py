@@ -30,15 +30,16 @@ __all__ = ["kway_fm", "fm_bisection", "pairwise_fm", "rebalance", "refine_arrays
 
 @njit(cache=True, internal=True)
 def _fm(indptr, indices, ewgt, vwgt, parts, bw, maxw, passes, seed, stall, min_gain, boundary_only,
-        local_stall, cache, cut, hint, chunk, parallel_min, group_rounds, group_blocks):
+        local_stall, cache, cut, hint, chunk, parallel_min, group_rounds, group_blocks, max_groups):
     """Up to ``passes`` FM passes from a partition of cut ``cut``; returns (cut, moves, passes done).
 
     Each pass queues the boundary vertices (every vertex for a 2-way pass with
     boundary_only=False) in a random order (it decides ties between equal gains), drawn here
     from numba's generator seeded with ``seed``: one compiled call, no per-pass arrays from
     Python. A k-way pass (k > 2) is a global pass, or ``group_rounds`` > 0 rounds of
-    grouped_fm's parallel passes with groups of at most ``group_blocks`` blocks, followed, when
-    local_stall > 0, by a round of localized multi-try searches; two blocks get fm2's passes.
+    grouped_fm's parallel passes with groups of at most ``group_blocks`` blocks (unless that
+    makes more than ``max_groups`` groups), followed, when local_stall > 0, by a round of
+    localized multi-try searches; two blocks get fm2's passes.
     ``hint``: flags of a superset of the boundary of ``parts`` for the first pass (see
     boundary.shuffled_boundary), or an empty array.
     """
@@ -54,7 +55,7 @@ def _fm(indptr, indices, ewgt, vwgt, parts, bw, maxw, passes, seed, stall, min_g
         queue = shuffled_boundary(indptr, indices, parts, hint if p == 0 else no_hint)
         if group_rounds > 0:
             cut, kept = grouped_pass(indptr, indices, ewgt, vwgt, parts, bw, maxw, queue, group_rounds, group_blocks,
-                                     stall, cut, chunk)
+                                     max_groups, stall, cut, chunk)
             gc.reset(cache)     # the rounds moved vertices without it: its built entries are stale
         else:
             cut, kept = fm_pass(indptr, indices, ewgt, vwgt, parts, bw, maxw, queue, stall, cut, cache, chunk,
@@ -86,7 +87,7 @@ def _check_parts(parts, n, k):
 
 @njit(cache=True)
 def refine_nb(indptr, indices, ewgt, vwgt, parts, maxw, passes, seed, stall, rebalance, boundary_only,
-              local_stall, cache, known_cut, hint, chunk, parallel_min, group_rounds, group_blocks):
+              local_stall, cache, known_cut, hint, chunk, parallel_min, group_rounds, group_blocks, max_groups):
     """refine_arrays as one compiled call: rebalance if overweight, then FM passes; in place.
 
     ``cache``: a gain cache (gain_cache.new_cache) whose entries are all unbuilt; they are left
@@ -95,7 +96,7 @@ def refine_nb(indptr, indices, ewgt, vwgt, parts, maxw, passes, seed, stall, reb
     ``hint``: flags of a superset of the input's boundary, or an empty array (see _fm); when
     given, it is extended in place to cover the boundary of the result too. ``chunk``,
     ``parallel_min``: the threads' split of the passes' set-up (threads.CHUNK, PARALLEL_MIN_ITEMS);
-    ``group_rounds``, ``group_blocks``: see _fm (0 rounds: global k-way passes).
+    ``group_rounds``, ``group_blocks``, ``max_groups``: see _fm (0 rounds: global k-way passes).
     Returns (initial cut, cut, moves, passes done, rebalance moves, overload).
     """
     bw = host_block_weights(parts, vwgt, maxw.shape[0])
@@ -107,7 +108,7 @@ def refine_nb(indptr, indices, ewgt, vwgt, parts, maxw, passes, seed, stall, reb
     first_hint = hint if rb_moves == 0 else np.empty(0, dtype=np.bool_)
     cut, moves, done = _fm(indptr, indices, ewgt, vwgt, parts, bw, maxw, passes, seed, stall,
                            MIN_PASS_IMPROVEMENT, boundary_only, local_stall, cache, cut, first_hint, chunk,
-                           parallel_min, group_rounds, group_blocks)
+                           parallel_min, group_rounds, group_blocks, max_groups)
     if hint.shape[0]:
         cover_changes(indptr, indices, before, parts, hint)
     gc.reset(cache)
@@ -150,7 +151,7 @@ def refine_arrays(arrays, parts, maxw, *, seed=0, passes=4, stall=None, rebalanc
         indptr, indices, ewgt, vwgt, parts, maxw, int(passes), int(seed) % 2**31, stall, bool(rebalance),
         bool(boundary_only), int(local_stall) if localized else 0, cache, -1.0 if cut is None else float(cut),
         np.empty(0, dtype=np.bool_) if boundary_hint is None else boundary_hint, chunk, parallel_min,
-        group_rounds, grouped_fm.GROUP_BLOCKS)
+        group_rounds, grouped_fm.GROUP_BLOCKS, grouped_fm.MAX_GROUPS)
     if first is not None:
         initial_cut, rb_moves = first["initial_cut"], rb_moves + first["rebalance_moves"]
     return {"cut": cut, "initial_cut": initial_cut, "moves": int(moves), "passes": int(done),

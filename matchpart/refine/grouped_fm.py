@@ -31,15 +31,22 @@ from .kway_fm import locked_pass
 # Blocks per group, at most: 2 groups at k = 32. Groups of 8 won less than half of what
 # groups of 16 won per move on ba 2^18, k = 32 (two rounds: 5.7k against 15.7k).
 GROUP_BLOCKS = 16
+# ... and never more groups than this: each group's pass sets up n-long arrays (its lock
+# flags, heap slots and cache index). At k = 8192 (512 groups of 16) that made delaunay 2^20's
+# run 1.16-1.22 x slower (its coarsest graph and coarse levels have most vertices on the
+# boundary); 8 groups: default 0.99 x the time of no groups at +0.08% cut, fast 1.05 x at
+# -0.02% (2 runs, 2 threads).
+MAX_GROUPS = 8
 # Rounds per FM pass, and the fewest blocks for which refine_arrays runs them.
 ROUNDS = 2
 MIN_BLOCKS = 8
 
 
 @njit(cache=True, internal=True)
-def group_count(k, group_blocks):
-    """Groups per round for k blocks: at least 2, at most ``group_blocks`` blocks each."""
-    return max(2, (k + group_blocks - 1) // group_blocks)
+def group_count(k, group_blocks, max_groups):
+    """Groups per round for k blocks: at least 2, at most ``group_blocks`` blocks each unless
+    that makes more than ``max_groups``."""
+    return max(2, min(max_groups, (k + group_blocks - 1) // group_blocks))
 
 
 @njit(cache=True, internal=True)
@@ -105,12 +112,13 @@ def grouped_round(indptr, indices, ewgt, vwgt, parts, bw, maxw, order, group, ng
 
 
 @njit(cache=True, internal=True)
-def grouped_pass(indptr, indices, ewgt, vwgt, parts, bw, maxw, order, rounds, group_blocks, stall, cut, chunk):
+def grouped_pass(indptr, indices, ewgt, vwgt, parts, bw, maxw, order, rounds, group_blocks, max_groups, stall, cut,
+                 chunk):
     """``rounds`` grouped rounds in place, each with new groups of at most ``group_blocks``
     blocks (numba's generator), the first over ``order``, the others over the boundary then,
     shuffled; returns (cut, moves kept)."""
     k = maxw.shape[0]
-    ngroups = group_count(k, group_blocks)
+    ngroups = group_count(k, group_blocks, max_groups)
     kept = 0
     for r in range(rounds):
         if r > 0:
