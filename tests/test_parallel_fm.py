@@ -98,25 +98,26 @@ def test_a_shared_workspace_gives_what_fresh_ones_give():
     assert (pos == -1).all()           # every heap left empty
 
 
+def _assert_rounds_decline(g, parts, maxw):
+    """refine_arrays with the rounds tried (on any size) gives what the k-way passes give."""
+    results = []
+    for min_vertices in (0, 1 << 62):
+        p = parts.astype(np.int64).copy()
+        saved = pf.PARALLEL_FM_MIN_VERTICES
+        pf.PARALLEL_FM_MIN_VERTICES = min_vertices
+        try:
+            with threads.limit(1):
+                stats = fm.refine_arrays(host_arrays(g), p, maxw, seed=3, passes=2, localized=False,
+                                         workspace=pf.new_workspace(g.n))
+        finally:
+            pf.PARALLEL_FM_MIN_VERTICES = saved
+        results.append((p.tobytes(), stats))
+    assert results[0] == results[1]
+
+
 def test_declines_a_boundary_of_most_vertices_and_runs_the_kway_passes():
     g, k, maxw, parts = _case(3, 120, 0.3, 6, False)        # dense: nearly every vertex on the boundary
-    p = parts.astype(np.int64).copy()
-    saved = pf.PARALLEL_FM_MIN_VERTICES
-    pf.PARALLEL_FM_MIN_VERTICES = 0              # the rounds are tried on this small graph
-    try:
-        with threads.limit(1):
-            stats = fm.refine_arrays(host_arrays(g), p, maxw, seed=3, passes=2, localized=False,
-                                     workspace=pf.new_workspace(g.n))
-    finally:
-        pf.PARALLEL_FM_MIN_VERTICES = saved
-    q = parts.astype(np.int64).copy()
-    saved = pf.PARALLEL_FM_MIN_VERTICES
-    pf.PARALLEL_FM_MIN_VERTICES = 1 << 62
-    try:
-        kway = fm.refine_arrays(host_arrays(g), q, maxw, seed=3, passes=2, localized=False)
-    finally:
-        pf.PARALLEL_FM_MIN_VERTICES = saved
-    assert p.tobytes() == q.tobytes() and stats == kway
+    _assert_rounds_decline(g, parts, maxw)
 
 
 def _reference_pairs(g, parts):
@@ -196,21 +197,5 @@ def test_isolated_vertices_do_not_count_towards_the_boundary_share():
     h = Graph(indptr, g.indices, ewgt=g.ewgt, vwgt=np.concatenate([g.vwgt, np.ones(n - g.n, np.int64)]))
     hp = np.concatenate([parts, np.arange(n - g.n) % k]).astype(np.int64)
     maxw = np.full(k, metrics.max_block_weight(h.total_vwgt, k, 0.03))
-    p = hp.copy()
-    saved = pf.PARALLEL_FM_MIN_VERTICES
-    pf.PARALLEL_FM_MIN_VERTICES = 0              # the rounds are tried on this small graph
-    try:
-        with threads.limit(1):
-            stats = fm.refine_arrays(host_arrays(h), p, maxw, seed=3, passes=2, localized=False,
-                                     workspace=pf.new_workspace(n))
-    finally:
-        pf.PARALLEL_FM_MIN_VERTICES = saved
-    q = hp.copy()
-    saved = pf.PARALLEL_FM_MIN_VERTICES
-    pf.PARALLEL_FM_MIN_VERTICES = 1 << 62
-    try:
-        kway = fm.refine_arrays(host_arrays(h), q, maxw, seed=3, passes=2, localized=False)
-    finally:
-        pf.PARALLEL_FM_MIN_VERTICES = saved
-    assert p.tobytes() == q.tobytes() and stats == kway
+    _assert_rounds_decline(h, hp, maxw)
     assert _boundary(h, hp).mean() < pf.MAX_BOUNDARY_SHARE
