@@ -15,7 +15,7 @@ from matchpart.refine import parallel_fm as pf
 from matchpart.refine.kway_fm import locked_pass
 from matchpart.refine.state import host_arrays, host_block_weights, host_cut
 
-from test_threads import assert_same_digest_for_1_to_4_threads, _random_graph
+from test_threads import _random_graph, assert_same_digest_for_1_to_4_threads, partition_digest_script
 
 
 def _case(seed, n, p, k, float_weights):
@@ -104,38 +104,16 @@ def test_refine_arrays_runs_grouped_rounds_on_a_boundary_of_most_vertices():
     assert p.tobytes() != q.tobytes()           # not the global pass's partition
 
 
-_SCRIPT = r"""
-import hashlib, json, warnings
-import numpy as np
-import matchpart
-from matchpart import threads
-from matchpart.graph import Graph
-from matchpart.refine import grouped_fm, parallel_fm
-warnings.simplefilter("ignore")
-parallel_fm.PARALLEL_FM_MIN_VERTICES, parallel_fm.MAX_BOUNDARY_SHARE = 0, 0.0   # grouped rounds on every level
-grouped_fm.GROUP_BLOCKS = 4                                                      # 4 groups at k = 16
-threads.CHUNK, threads.PARALLEL_MIN_ITEMS = 64, 0
-g = matchpart.load_graph("ba:3000:4")
-rng = np.random.default_rng(5)
-src = np.repeat(np.arange(g.n), np.diff(g.indptr))
-w = rng.random(g.indices.shape[0]) + 0.5
-w = (w + w[np.lexsort((src, g.indices))]) / 2               # symmetric float weights
-graphs = ["rmat:11", "ba:3000:4", Graph(g.indptr, g.indices, ewgt=w, vwgt=g.vwgt)]
-out = {}
-for count in (1, 2, 3, 4):
-    with threads.limit(count):
-        h = hashlib.sha1()
-        for graph in graphs:
-            for k in (8, 16):
-                r = matchpart.partition(graph, k, seed=1)
-                h.update(r.parts.tobytes()); h.update(repr(r.cut).encode())
-    out[count] = h.hexdigest()
-print(json.dumps(out))
-"""
+_SCRIPT = partition_digest_script(
+    "from matchpart.refine import grouped_fm, parallel_fm\n"
+    "parallel_fm.PARALLEL_FM_MIN_VERTICES, parallel_fm.MAX_BOUNDARY_SHARE = 0, 0.0   # grouped rounds everywhere\n"
+    "grouped_fm.GROUP_BLOCKS = 4                                                      # 4 groups at k = 16",
+    '["rmat:11", "ba:3000:4", float_weighted("ba:3000:4")]', (8, 16))
 
 
 def test_partitions_with_grouped_rounds_are_the_same_for_1_to_4_threads():
     assert_same_digest_for_1_to_4_threads(_SCRIPT)
+
 
 def test_group_count_keeps_between_two_and_max_groups():
     assert grouped_fm.group_count(8, 16, 8) == 2

@@ -11,7 +11,7 @@ from matchpart.refine import fm
 from matchpart.refine import parallel_fm as pf
 from matchpart.refine.state import host_arrays
 
-from test_threads import assert_same_digest_for_1_to_4_threads, _random_graph, _Threaded
+from test_threads import _random_graph, _Threaded, assert_same_digest_for_1_to_4_threads, partition_digest_script
 
 
 class _PairRounds:
@@ -154,38 +154,15 @@ def test_quotient_pairs_and_matching_rounds_against_a_reference(seed, n, p, k, m
     assert rnd.tolist() == want and rounds == len(taken)
 
 
-_SCRIPT = r"""
-import hashlib, json, sys, warnings
-import numpy as np
-import matchpart
-from matchpart import threads
-from matchpart.graph import Graph
-from matchpart.refine import parallel_fm
-warnings.simplefilter("ignore")
-parallel_fm.PARALLEL_FM_MIN_VERTICES, parallel_fm.MAX_BOUNDARY_SHARE = 0, 1.0   # pair rounds on every level
-threads.CHUNK, threads.PARALLEL_MIN_ITEMS = 64, 0         # small graphs take the threaded paths too
-g = matchpart.load_graph("delaunay:3000")
-rng = np.random.default_rng(5)
-src = np.repeat(np.arange(g.n), np.diff(g.indptr))
-w = rng.random(g.indices.shape[0]) + 0.5
-w = (w + w[np.lexsort((src, g.indices))]) / 2               # symmetric float weights
-graphs = {"delaunay": "delaunay:3000", "rmat": "rmat:11", "rgg": "rgg:3000",
-          "float": Graph(g.indptr, g.indices, ewgt=w, vwgt=g.vwgt)}
-out = {}
-for count in (1, 2, 3, 4):
-    with threads.limit(count):
-        h = hashlib.sha1()
-        for graph in graphs.values():
-            for k in (4, 16):
-                r = matchpart.partition(graph, k, seed=1)
-                h.update(r.parts.tobytes()); h.update(repr(r.cut).encode())
-    out[count] = h.hexdigest()
-print(json.dumps(out))
-"""
+_SCRIPT = partition_digest_script(
+    "from matchpart.refine import parallel_fm\n"
+    "parallel_fm.PARALLEL_FM_MIN_VERTICES, parallel_fm.MAX_BOUNDARY_SHARE = 0, 1.0   # pair rounds on every level",
+    '["delaunay:3000", "rmat:11", "rgg:3000", float_weighted("delaunay:3000")]', (4, 16))
 
 
 def test_partitions_with_pair_rounds_are_the_same_for_1_to_4_threads():
     assert_same_digest_for_1_to_4_threads(_SCRIPT)
+
 
 def test_isolated_vertices_do_not_count_towards_the_boundary_share():
     """A dense graph with twice as many isolated vertices: a third of all vertices, but nearly

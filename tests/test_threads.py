@@ -186,6 +186,39 @@ print(json.dumps(out))
 """
 
 
+def partition_digest_script(setup, graphs, ks):
+    """A script for assert_same_digest_for_1_to_4_threads: ``setup`` (lines that force a path),
+    then the partitions of ``graphs`` (a Python list expression; ``float_weighted(spec)`` is a
+    generated graph with symmetric float edge weights) at each k of ``ks``, hashed per count."""
+    return f"""
+import hashlib, json, warnings
+import numpy as np
+import matchpart
+from matchpart import threads
+from matchpart.graph import Graph
+warnings.simplefilter("ignore")
+threads.CHUNK, threads.PARALLEL_MIN_ITEMS = 64, 0         # small graphs take the threaded paths too
+def float_weighted(spec):
+    g = matchpart.load_graph(spec)
+    src = np.repeat(np.arange(g.n), np.diff(g.indptr))
+    w = np.random.default_rng(5).random(g.indices.shape[0]) + 0.5
+    w = (w + w[np.lexsort((src, g.indices))]) / 2
+    return Graph(g.indptr, g.indices, ewgt=w, vwgt=g.vwgt)
+{setup}
+graphs = {graphs}
+out = {{}}
+for count in (1, 2, 3, 4):
+    with threads.limit(count):
+        h = hashlib.sha1()
+        for graph in graphs:
+            for k in {tuple(ks)!r}:
+                r = matchpart.partition(graph, k, seed=1)
+                h.update(r.parts.tobytes()); h.update(repr(r.cut).encode())
+    out[count] = h.hexdigest()
+print(json.dumps(out))
+"""
+
+
 def assert_same_digest_for_1_to_4_threads(script, *args):
     """Run ``script`` (it prints {thread count: digest} for 1-4 threads as its last line) under
     NUMBA_NUM_THREADS=4, more threads than this machine's cores, and check one digest."""

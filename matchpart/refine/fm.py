@@ -14,8 +14,8 @@ from ..io import as_graph
 from ..jit import njit
 from . import gain_cache as gc
 from .boundary import cover_changes, shuffled_boundary
-from .grouped_fm import grouped_pass
 from .fm2 import MIN_PASS_IMPROVEMENT, fm2_passes, passes_end
+from .grouped_fm import grouped_pass
 from .kway_fm import (LOCAL_STALL_MOVES, STALL_MOVES_FRACTION, STALL_MOVES_MIN, default_stall,
                       fm_pass, localized_round)
 from .least_loss import rebalance_if_over, serial_rebalance
@@ -128,7 +128,7 @@ def refine_arrays(arrays, parts, maxw, *, seed=0, passes=4, stall=None, rebalanc
     From parallel_fm.PARALLEL_FM_MIN_VERTICES vertices up (k > 2), the passes are parallel_fm's
     matching rounds; ``workspace``: a parallel_fm.new_workspace of at least n vertices for
     them (shared by the levels of a hierarchy), or None (a fresh one). Where they decline (most
-    vertices on the boundary), the k-way passes are grouped_fm's rounds (from MIN_BLOCKS blocks).
+    vertices with an edge on the boundary), the k-way passes are grouped_fm's rounds (from MIN_BLOCKS blocks).
     Returns a dict: cut, initial_cut, moves, passes, rebalance_moves, overload (sum over blocks of
     weight above its bound; 0 means balanced).
     """
