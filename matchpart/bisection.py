@@ -3,9 +3,7 @@
 Each bisection is the best, by (overload, cut), of greedy graph growings (GGGP) refined by
 2-way FM: grown on the subgraph itself when it is small, else on the coarsest level of a few
 independent heavy-edge-matching hierarchies, refined by 2-way FM on every level back up.
-The k - 1 bisections of a k-way partition run inside one kernel: at k = 32 they are ~30
-subgraphs of a few dozen to a few hundred vertices and ~400 FM calls, and as Python loops
-around compiled calls their call overhead was half of initial partitioning's time.
+The recursion over the k - 1 bisections of a k-way partition is bisection_levels.py.
 """
 from __future__ import annotations
 
@@ -18,7 +16,6 @@ from .refine import gain_cache as gc
 from .refine.fm2 import refine2
 from .refine.heap import heap_pop, heap_set
 from .refine.kway_fm import default_stall
-from .refine.state import host_induced
 
 # ---- tunables -------------------------------------------------------------------------
 # Bisections of subgraphs larger than this are multilevel: the subgraph is coarsened by
@@ -253,37 +250,33 @@ def _grow_and_refine(indptr, indices, ewgt, vwgt, target0, maxw, tries, passes, 
 
 
 @njit(cache=True, internal=True)
-def _bisect(sub, target0, maxw, tries, passes, hierarchies, first):
-    """Side per vertex of the best bisection by (overload, cut): grown on the subgraph itself
-    when it has at most BISECT_COARSEST vertices, else the best of `hierarchies` multilevel
-    bisections (grow on the coarsest level, 2-way FM on each level back up)."""
-    indptr, indices, ewgt, vwgt = sub
-    n = indptr.shape[0] - 1
-    best, best_over, best_cut = np.zeros(n, dtype=np.int64), np.inf, np.inf
-    if n <= BISECT_COARSEST:
-        return _grow_and_refine(indptr, indices, ewgt, vwgt, target0, maxw, tries, passes, _stall(n, first))[0]
+def coarse_vertex_cap(vwgt):
+    """The heaviest coarse vertex a bisection's hierarchy may build (MAX_COARSE_VERTEX_FRACTION)."""
     total = 0.0
     heaviest = 0.0
-    for v in range(n):   # loops, not vwgt.sum() / vwgt.max(): each numpy call compiles its own template
+    for v in range(vwgt.shape[0]):   # loops, not vwgt.sum() / vwgt.max(): each numpy call compiles its own template
         total += vwgt[v]
         heaviest = max(heaviest, vwgt[v])
-    cap = max(MAX_COARSE_VERTEX_FRACTION * total, heaviest)
-    for _ in range(hierarchies):
-        graphs, cmaps = heavy_edge_hierarchy(sub, BISECT_COARSEST, cap, MIN_SHRINK, False, 1 << 30, 0)  # float weights
-        cur = graphs[-1]
-        side, over, cut = _grow_and_refine(cur[0], cur[1], cur[2], cur[3], target0, maxw, tries, passes,
-                                           _stall(cur[0].shape[0] - 1, first))
-        for level in range(len(graphs) - 2, -1, -1):
-            fine = graphs[level]
-            cmap = cmaps[level + 1]
-            nf = fine[0].shape[0] - 1
-            side = project_labels(side, cmap, nf)
-            cache = gc.new_cache(nf, fine[1].shape[0], 2)
-            _, cut, over = refine2(fine[0], fine[1], fine[2], fine[3], side, maxw, passes,
-                                np.random.randint(0, 2**31), _stall(nf, first), True, cache)
-        if over < best_over or (over == best_over and cut < best_cut):
-            best, best_over, best_cut = side, over, cut
-    return best
+    return max(MAX_COARSE_VERTEX_FRACTION * total, heaviest)
+
+
+@njit(cache=True, internal=True)
+def multilevel_bisection(sub, target0, maxw, tries, passes, first, cap):
+    """One heavy-edge hierarchy of ``sub``: grow on its coarsest level, 2-way FM on each
+    level back up; (side, overload, cut). Draws from numba's generator."""
+    graphs, cmaps = heavy_edge_hierarchy(sub, BISECT_COARSEST, cap, MIN_SHRINK, False, 1 << 30, 0)  # float weights
+    cur = graphs[-1]
+    side, over, cut = _grow_and_refine(cur[0], cur[1], cur[2], cur[3], target0, maxw, tries, passes,
+                                       _stall(cur[0].shape[0] - 1, first))
+    for level in range(len(graphs) - 2, -1, -1):
+        fine = graphs[level]
+        cmap = cmaps[level + 1]
+        nf = fine[0].shape[0] - 1
+        side = project_labels(side, cmap, nf)
+        cache = gc.new_cache(nf, fine[1].shape[0], 2)
+        _, cut, over = refine2(fine[0], fine[1], fine[2], fine[3], side, maxw, passes,
+                               np.random.randint(0, 2**31), _stall(nf, first), True, cache)
+    return side, over, cut
 
 
 # ---- recursive bisection ------------------------------------------------------------------------
@@ -309,37 +302,6 @@ def bisection_bounds_nb(sub_weight, k1, k2, lmax, targets, eps_level):
         if s == 0:
             out[2] = share
     return out
-
-
-@njit(cache=True)
-def recursive_bisection(indptr, indices, ewgt, vwgt, maxw, targets, eps_level, seed, tries, passes, hierarchies):
-    """Block per vertex (0..k-1, k = maxw.shape[0]) by recursive bisection: k1 = k // 2 blocks
-    against k2 = k - k1, bounds by bisection_bounds_nb (side bounds multiply to at most the
-    blocks' bounds), each by _bisect. ``targets``: the blocks' target weight fractions (ones
-    for equal blocks). Host arrays as refine.state.host_arrays gives them."""
-    n = indptr.shape[0] - 1
-    k = maxw.shape[0]
-    np.random.seed(seed)
-    parts = np.zeros(n, dtype=np.int64)
-    verts = np.arange(n)          # each open task's vertices: a range of this array, ascending
-    local = np.full(n, -1, dtype=np.int64)
-    stack = new_task_stack(n, k)
-    depth = 1
-    while True:
-        depth, lo, hi, ks, first = pop_split_task(stack, depth, verts, parts)
-        if depth < 0:
-            break
-        k1 = ks // 2
-        sub = host_induced(indptr, indices, ewgt, vwgt, verts[lo:hi], local)
-        sub_weight = 0.0
-        for i in range(hi - lo):
-            sub_weight += sub[3][i]
-        bounds = bisection_bounds_nb(sub_weight, k1, ks - k1, maxw[first:first + ks], targets[first:first + ks],
-                                     eps_level)
-        nh = hierarchies if 2 * ks >= k else min(hierarchies, DEEP_BISECTION_HIERARCHIES)
-        side = _bisect(sub, sub_weight * bounds[2], bounds[:2], tries, passes, nh, ks == k)
-        depth = push_halves(verts, lo, hi, side, stack, depth, k1, ks, first)
-    return parts
 
 
 @njit(cache=True, internal=True)

@@ -7,7 +7,8 @@ import math
 
 import numpy as np
 
-from .bisection import bisection_bounds_nb, recursive_bisection
+from .bisection import bisection_bounds_nb
+from .bisection_levels import recursive_bisection
 from .io import as_graph
 from .metrics import block_bounds
 from .refine.fm import host_arrays, pairwise_arrays, refine_arrays

@@ -251,3 +251,51 @@ def test_compiled_contraction_equals_sparse_product(g, data):
     assert np.array_equal(indptr, C.indptr) and np.array_equal(indices, C.indices)
     assert np.allclose(ewgt, C.data)
     assert np.allclose(vwgt, np.bincount(cmap, weights=arrays[3], minlength=nc))
+
+
+_LEVELS_SCRIPT = """
+import hashlib, json
+import numpy as np
+import matchpart
+from matchpart import threads
+from matchpart.graph import Graph
+from matchpart.initial import initial_partition
+g = matchpart.load_graph("delaunay:3000")
+w = np.random.default_rng(2).random(g.indices.shape[0]) + 0.5
+src = np.repeat(np.arange(g.n), np.diff(g.indptr))
+w = (w + w[np.lexsort((src, g.indices))]) / 2          # symmetric float weights
+graphs = [g, Graph(g.indptr, g.indices, ewgt=w, vwgt=np.arange(g.n) % 7 + 1), matchpart.load_graph("ba:800:3")]
+out = {}
+for count in (1, 2, 3, 4):
+    with threads.limit(count):
+        h = hashlib.sha1()
+        for graph in graphs:
+            for k in (2, 3, 7, 12, 32):
+                h.update(initial_partition(graph, k, 0.03, seed=5, tries=2, fm_passes=2, hierarchies=3).tobytes())
+        out[count] = h.hexdigest()
+print(json.dumps(out))
+"""
+
+
+def test_recursive_bisection_is_the_same_for_1_to_4_threads():
+    # the bisections of a recursion level and the hierarchies of a bisection run side by side
+    # (bisection_levels.py); subgraphs above BISECT_COARSEST take the multilevel items
+    from test_threads import assert_same_digest_for_1_to_4_threads
+    assert_same_digest_for_1_to_4_threads(_LEVELS_SCRIPT)
+
+
+def test_recursive_bisection_items_are_the_best_of_their_hierarchies():
+    # more hierarchies never give a worse first bisection of the same seed stream: the items
+    # of hierarchy 0 are the same in both runs (seeds by (seed, first, ks, hierarchy))
+    from matchpart.bisection_levels import recursive_bisection
+    from matchpart.refine.state import host_arrays
+    from matchpart.io import load_graph
+    g = load_graph("delaunay:4000")
+    arrays = host_arrays(g)
+    maxw = np.full(2, metrics.max_block_weight(g.total_vwgt, 2, 0.03), dtype=np.float64)
+    cuts = []
+    for hierarchies in (1, 2, 4):
+        parts = recursive_bisection(*arrays, maxw, np.ones(2), 0.03, 11, 2, 2, hierarchies)
+        assert metrics.is_balanced(g, parts, 2, 0.03)
+        cuts.append(metrics.edge_cut(g, parts))
+    assert cuts[0] >= cuts[1] >= cuts[2]
