@@ -91,7 +91,7 @@ def worker(path, k):
     sampler = PhaseMemory(c)
     t0 = time.perf_counter()
     with c.phase("input"):
-        g = load(path, c)
+        g = load(path, c, renumber=True)   # as partition(path) loads it
     t_input = time.perf_counter() - t0
     share = {"n_local": int(g.n_local), "entries": int(g.cols.shape[0]), "ghosts": int(g.ghosts.shape[0])}
     # an untimed partition of the graph itself first (on its own Comm, so that the counters

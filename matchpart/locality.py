@@ -37,10 +37,11 @@ SCATTERED_MAX_LOCAL = 0.5   # renumber when at most this share of the sampled en
                             # grids most of theirs (4elt 0.99)
 
 
-def scattered(graph) -> bool:
-    """Whether ``graph`` is large and numbered so that few neighbours lie close in id."""
+def scattered(graph, min_vertices=None) -> bool:
+    """Whether ``graph`` has at least ``min_vertices`` vertices (default
+    relabel.RELABEL_MIN_VERTICES) and is numbered so that few neighbours lie close in id."""
     n = graph.n
-    if n < relabel.RELABEL_MIN_VERTICES or graph.m == 0:
+    if n < (relabel.RELABEL_MIN_VERTICES if min_vertices is None else min_vertices) or graph.m == 0:
         return False
     be = graph.backend
     xp = be.xp

@@ -230,6 +230,26 @@ def check_partitions(ratios):
             ratios[n] = res.cut / matchpart.partition(g, 8, cluster_fallback=False).cut
 
 
+def check_renumbered_scatter():
+    # a graph in random order that rank 0 scatters is numbered breadth-first first: few
+    # ghosts per rank, and the partition comes back in the input's order
+    whole = matchpart.load_graph("delaunay:20000") if c.rank == 0 else None
+    g = load(whole, c, renumber=True)
+    renumbered = c.size > 1
+    checks["renumbered scatter ids"] = bool((g.input_ids is not None) == renumbered)
+    if renumbered:
+        checks["renumbered scatter ghosts"] = bool(g.ghosts.shape[0] < 0.2 * g.n_local)
+    res = partition(g, 8, comm=c)
+    pairs = c.comm.gather((res.local_ids, res.local_parts), root=0)
+    if c.rank == 0:
+        back = np.empty(whole.n, dtype=np.int64)
+        for ids, local in pairs:
+            back[ids] = local
+        checks["renumbered scatter partition"] = bool(
+            np.array_equal(back, res.parts) and metrics.edge_cut(whole, res.parts) == res.cut
+            and metrics.is_balanced(whole, res.parts, 8, 0.03))
+
+
 def check_two_hop():
     # distributed two-hop pairs == the single-process two_hop_pairs for the same mate and
     # seed; contraction with pairs that are not edges == the single-process contraction
@@ -387,7 +407,7 @@ seconds = {}
 ratios = {}
 for check in (check_matchings, check_karp_sipser_2d, check_hash_collisions, check_kernels_match_whole_array,
               check_read_and_contract, check_two_hop,
-              check_local_fm, check_empty_ranks, check_errors) + (check_partitions, check_part_kway) * do_partition:
+              check_local_fm, check_empty_ranks, check_errors) + (check_partitions, check_part_kway, check_renumbered_scatter) * do_partition:
     t0 = time.perf_counter()
     check(ratios) if check is check_partitions else check()
     seconds[check.__name__] = round(time.perf_counter() - t0, 2)

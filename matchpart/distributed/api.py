@@ -41,11 +41,13 @@ COARSENING_MATCHERS = ("local_max",)   # karp_sipser ignores weights: no use for
 @dataclass
 class DistributedResult(PartitionResult):
     """PartitionResult of a distributed run (``parts`` only on rank 0, None elsewhere) plus
-    ``local_parts`` (the blocks of this rank's own vertices), ``bytes_sent`` (this rank's
+    ``local_parts`` (the blocks of this rank's own vertices), ``local_ids`` (their input ids:
+    a range, unless rank 0 scattered a graph it renumbered), ``bytes_sent`` (this rank's
     bytes per phase), ``collectives`` (this rank's collective operations per phase: each
     costs a network latency) and ``ranks``."""
 
     local_parts: np.ndarray = None
+    local_ids: np.ndarray = None
     bytes_sent: dict = field(default_factory=dict)
     collectives: dict = field(default_factory=dict)
     ranks: int = 1
@@ -158,8 +160,11 @@ def partition(source, k, *, eps=0.03, seed=0, rating="expansion_star2", preset="
               comm=None, root=0, use_fm=True):
     """Partition a graph on all ranks of ``comm`` (default COMM_WORLD) into ``k`` blocks of
     weight <= (1 + eps) * ceil(W / k). ``source``: a path (METIS files are read in parallel),
-    a generator spec, a Graph on rank 0, or a DistGraph. Returns a DistributedResult on
-    every rank; ``parts`` (numpy int64, the whole partition) only on ``root``."""
+    a generator spec, a Graph on rank 0, or a DistGraph. A graph that rank 0 scatters
+    (a Graph, a spec the ranks cannot generate themselves, a compressed file) is numbered
+    breadth-first first when its ids have no locality (dgraph.scatter_graph). Returns a
+    DistributedResult on every rank; ``parts`` (numpy int64, the whole partition, in the
+    input's vertex order) only on ``root``.""" 
     t_start = time.perf_counter()
     c = as_comm(comm)
     with c.collectively():
@@ -168,7 +173,7 @@ def partition(source, k, *, eps=0.03, seed=0, rating="expansion_star2", preset="
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     with c.phase("input"):
-        g = load(source, c)
+        g = load(source, c, renumber=True)
     with c.collectively():
         k, eps = _check_k_eps(k, eps, g.n)
         if g.total_vwgt == 0 and k > 1:
@@ -207,7 +212,7 @@ def partition(source, k, *, eps=0.03, seed=0, rating="expansion_star2", preset="
     t2 = time.perf_counter()
     timings["initial"] = t1 - t0
     timings["refinement"] = t2 - t1
-    full = g.gather_values(parts, root)
+    full = g.gather_in_input_order(parts, root)
     feasible = bool((bw <= lmax).all())
     vwgt_all = None if feasible else g.gather_values(g.vwgt, root)  # collective: every rank or none
     if vwgt_all is not None:
@@ -217,7 +222,8 @@ def partition(source, k, *, eps=0.03, seed=0, rating="expansion_star2", preset="
     return DistributedResult(parts=full, mapping=None, cut=cut,
                              imbalance=float(bw.max()) / np.ceil(g.total_vwgt / k) - 1.0 if g.total_vwgt else 0.0,
                              block_weights=bw, feasible=feasible, levels=levels, timings=timings, k=k, eps=eps,
-                             max_block_weight=lmax, local_parts=parts, bytes_sent=dict(c.sent),
+                             max_block_weight=lmax, local_parts=parts, local_ids=g.local_input_ids(),
+                             bytes_sent=dict(c.sent),
                              collectives=dict(c.calls), ranks=c.size)
 
 

@@ -23,8 +23,10 @@ PROBE_BYTES = 1 << 16
 COMPRESSED_MAGIC = (b"\x1f\x8b", b"BZh", b"\xfd7zXZ")
 
 
-def load(source, comm=None):
-    """A DistGraph from a path, a generator spec, a matchpart Graph (on rank 0) or a DistGraph."""
+def load(source, comm=None, renumber=False):
+    """A DistGraph from a path, a generator spec, a matchpart Graph (on rank 0) or a DistGraph.
+    ``renumber``: a graph that rank 0 scatters may be numbered breadth-first first
+    (dgraph.scatter_graph); its ``input_ids`` then map back.""" 
     c = as_comm(comm)
     if isinstance(source, DistGraph):
         return source
@@ -40,7 +42,7 @@ def load(source, comm=None):
         if c.rank == 0:
             from ..io import as_graph
             graph = as_graph(source)
-    return scatter_graph(graph, c)
+    return scatter_graph(graph, c, renumber)
 
 
 def _is_plain_metis(path):
