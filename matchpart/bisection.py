@@ -330,10 +330,9 @@ def pop_split_task(stack, depth, verts, parts):
 
 
 @njit(cache=True, internal=True)
-def push_halves(verts, lo, hi, side, stack, depth, k1, ks, first):
-    """Split the task verts[lo:hi] of ``ks`` blocks by ``side`` (stable: side 0 first, both
-    halves stay ascending) and push its halves, k1 blocks from ``first`` and ks - k1 after
-    them, on ``stack`` at ``depth``; returns the new depth."""
+def split_by_side(verts, lo, hi, side):
+    """Order verts[lo:hi] by ``side`` (stable: side 0 first, both halves stay ascending);
+    returns where side 1 starts."""
     ordered = np.empty(hi - lo, dtype=np.int64)
     mid = 0
     for i in range(hi - lo):
@@ -345,9 +344,17 @@ def push_halves(verts, lo, hi, side, stack, depth, k1, ks, first):
         if side[i] == 1:
             ordered[at] = verts[lo + i]
             at += 1
-    for i in range(hi - lo):
-        verts[lo + i] = ordered[i]
-    stack[depth, 0], stack[depth, 1], stack[depth, 2], stack[depth, 3] = lo, lo + mid, k1, first
+    verts[lo:hi] = ordered
+    return lo + mid
+
+
+@njit(cache=True, internal=True)
+def push_halves(verts, lo, hi, side, stack, depth, k1, ks, first):
+    """Split the task verts[lo:hi] of ``ks`` blocks by ``side`` (split_by_side) and push its
+    halves, k1 blocks from ``first`` and ks - k1 after them, on ``stack`` at ``depth``;
+    returns the new depth."""
+    mid = split_by_side(verts, lo, hi, side)
+    stack[depth, 0], stack[depth, 1], stack[depth, 2], stack[depth, 3] = lo, mid, k1, first
     stack[depth + 1, 0], stack[depth + 1, 1], stack[depth + 1, 2], stack[depth + 1, 3] = \
-        lo + mid, hi, ks - k1, first + k1
+        mid, hi, ks - k1, first + k1
     return depth + 2

@@ -16,7 +16,7 @@ from numba import prange
 
 from .backend.rng import hash64_at, stream_key_at
 from .bisection import (BISECT_COARSEST, DEEP_BISECTION_HIERARCHIES, _grow_and_refine, _stall,
-                        bisection_bounds_nb, coarse_vertex_cap, multilevel_bisection)
+                        bisection_bounds_nb, coarse_vertex_cap, multilevel_bisection, split_by_side)
 from .jit import njit
 from .threads import PRANGE_ONLY
 
@@ -140,22 +140,11 @@ def recursive_bisection(indptr, indices, ewgt, vwgt, maxw, targets, eps_level, s
 
 @njit(cache=True, internal=True)
 def _split(verts, task, side, children, t):
-    """Order the task's vertices side 0 first (stable: both halves stay ascending) and write
-    its halves, k1 blocks from ``first`` and ks - k1 after them, as children 2t and 2t + 1."""
+    """Split the task by ``side`` (bisection.split_by_side) into children 2t (k1 blocks from
+    ``first``) and 2t + 1 (ks - k1 blocks after them)."""
     lo, hi, ks, first = task[0], task[1], task[2], task[3]
-    ordered = np.empty(hi - lo, dtype=np.int64)
-    mid = 0
-    for i in range(hi - lo):
-        if side[i] == 0:
-            ordered[mid] = verts[lo + i]
-            mid += 1
-    at = mid
-    for i in range(hi - lo):
-        if side[i] == 1:
-            ordered[at] = verts[lo + i]
-            at += 1
-    verts[lo:hi] = ordered
+    mid = split_by_side(verts, lo, hi, side)
     k1 = ks // 2
-    children[2 * t, 0], children[2 * t, 1], children[2 * t, 2], children[2 * t, 3] = lo, lo + mid, k1, first
-    children[2 * t + 1, 0], children[2 * t + 1, 1] = lo + mid, hi
+    children[2 * t, 0], children[2 * t, 1], children[2 * t, 2], children[2 * t, 3] = lo, mid, k1, first
+    children[2 * t + 1, 0], children[2 * t + 1, 1] = mid, hi
     children[2 * t + 1, 2], children[2 * t + 1, 3] = ks - k1, first + k1
