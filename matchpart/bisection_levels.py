@@ -110,13 +110,13 @@ def recursive_bisection(indptr, indices, ewgt, vwgt, maxw, targets, eps_level, s
             counter = ((first * (k + 1) + ks) << 16) + j - start[t]   # (task, hierarchy)
             np.random.seed(np.int64(hash64_at(counter, key) >> np.uint64(33)))
             if hi - lo <= BISECT_COARSEST:
-                side, o, c = _grow_and_refine(sub[0], sub[1], sub[2], sub[3], sub_weight * bounds[2], bounds[:2],
-                                              tries, passes, _stall(hi - lo, ks == k))
+                side, item_over, item_cut = _grow_and_refine(sub[0], sub[1], sub[2], sub[3], sub_weight * bounds[2],
+                                                             bounds[:2], tries, passes, _stall(hi - lo, ks == k))
             else:
-                side, o, c = multilevel_bisection(sub, sub_weight * bounds[2], bounds[:2], tries, passes, ks == k,
-                                                  coarse_vertex_cap(sub[3]))
+                side, item_over, item_cut = multilevel_bisection(sub, sub_weight * bounds[2], bounds[:2], tries, passes,
+                                                                 ks == k, coarse_vertex_cap(sub[3]))
             sides[side_at[j]:side_at[j + 1]] = side
-            over[j], cut[j] = o, c
+            over[j], cut[j] = item_over, item_cut
         children = np.empty((2 * ntasks, 4), dtype=np.int64)
         for t in prange(ntasks):
             best = start[t]
