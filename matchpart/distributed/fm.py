@@ -82,9 +82,12 @@ def _local_arrays(g):
     of a 12 s run on delaunay 2^20 at P = 2."""
     nl, ng = g.n_local, g.ghosts.shape[0]
     gptr, gnbr, gent = ghost_adjacency(g)
-    indptr = np.concatenate([g.indptr, g.indptr[-1] + gptr[1:]])
-    cols = np.concatenate([g.adj, gnbr])
-    w = np.concatenate([g.ewgt, g.ewgt[gent]]).astype(np.float64)
+    if ng:
+        indptr = np.concatenate([g.indptr, g.indptr[-1] + gptr[1:]])
+        cols = np.concatenate([g.adj, gnbr])
+        w = np.concatenate([g.ewgt, g.ewgt[gent]], dtype=np.float64)
+    else:   # FM only reads the rows: no copies of them (O(m) each, per level)
+        indptr, cols, w = g.indptr, g.adj, g.ewgt.astype(np.float64, copy=False)
     vw = np.concatenate([g.vwgt.astype(np.float64), np.zeros(ng)])
     owner = np.repeat(g.owner(g.ghosts), np.diff(gptr))   # per ghost entry, the ghost's rank
     lo = np.zeros(nl, dtype=bool)
