@@ -34,13 +34,18 @@ RELABEL_MIN_SKEW = 32           # relabel when max degree >= 32 x mean degree: p
                                 # geometric and Erdos-Renyi graphs 1.5-5
 
 
+def heavy_tailed(max_degree, n, m) -> bool:
+    """Whether a graph of n vertices, m edges and this max degree is power-law by
+    RELABEL_MIN_SKEW (max degree against the mean); the one rule for every caller."""
+    return m > 0 and max_degree * n >= RELABEL_MIN_SKEW * 2 * m
+
+
 def skewed(graph) -> bool:
     """Whether ``graph`` is big and heavy-tailed enough to be relabelled (see the tunables)."""
     if graph.n < RELABEL_MIN_VERTICES or graph.m == 0:
         return False
     xp = graph.backend.xp
-    max_degree = int(xp.diff(graph.indptr).max())
-    return max_degree * graph.n >= RELABEL_MIN_SKEW * 2 * graph.m
+    return heavy_tailed(int(xp.diff(graph.indptr).max()), graph.n, graph.m)
 
 
 def degree_order(graph):

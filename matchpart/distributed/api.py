@@ -149,11 +149,11 @@ def _solve_coarsest(g, k, eps, lmax, pre, rating, seed):
 
 def _skewed(g):
     """relabel.skewed on a DistGraph (the same rule: n, max degree against the mean)."""
-    from ..relabel import RELABEL_MIN_SKEW, RELABEL_MIN_VERTICES
+    from ..relabel import RELABEL_MIN_VERTICES, heavy_tailed
     if g.n < RELABEL_MIN_VERTICES or g.m == 0:
         return False
     max_degree = g.comm.allreduce(int(np.diff(g.indptr).max()) if g.n_local else 0, op="max")
-    return max_degree * g.n >= RELABEL_MIN_SKEW * 2 * g.m
+    return heavy_tailed(max_degree, g.n, g.m)
 
 
 def partition(source, k, *, eps=0.03, seed=0, rating="expansion_star2", preset="default", matcher="local_max",
@@ -164,7 +164,7 @@ def partition(source, k, *, eps=0.03, seed=0, rating="expansion_star2", preset="
     (a Graph, a spec the ranks cannot generate themselves, a compressed file) is numbered
     breadth-first first when its ids have no locality (dgraph.scatter_graph). Returns a
     DistributedResult on every rank; ``parts`` (numpy int64, the whole partition, in the
-    input's vertex order) only on ``root``.""" 
+    input's vertex order) only on ``root``."""
     t_start = time.perf_counter()
     c = as_comm(comm)
     with c.collectively():

@@ -26,7 +26,7 @@ COMPRESSED_MAGIC = (b"\x1f\x8b", b"BZh", b"\xfd7zXZ")
 def load(source, comm=None, renumber=False):
     """A DistGraph from a path, a generator spec, a matchpart Graph (on rank 0) or a DistGraph.
     ``renumber``: a graph that rank 0 scatters may be numbered breadth-first first
-    (dgraph.scatter_graph); its ``input_ids`` then map back.""" 
+    (dgraph.scatter_graph); its ``input_ids`` then map back."""
     c = as_comm(comm)
     if isinstance(source, DistGraph):
         return source
