@@ -97,3 +97,13 @@ def extend_boundary(indptr, indices, moved, start, stop, listed, nb, in_list):
                 listed[nb] = u
                 nb += 1
     return nb
+
+
+@njit(cache=True, internal=True)
+def flag_around(indptr, indices, vertices, start, stop, flags):
+    """Flag vertices[start:stop] and their neighbours."""
+    for i in range(start, stop):
+        v = vertices[i]
+        flags[v] = True
+        for e in range(indptr[v], indptr[v + 1]):
+            flags[indices[e]] = True

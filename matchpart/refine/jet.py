@@ -21,7 +21,7 @@ import numpy as np
 from .. import threads
 from ..backend.rng import stream_key_at
 from ..jit import njit
-from .boundary import boundary_from_scratch, extend_boundary
+from .boundary import boundary_from_scratch, extend_boundary, flag_around
 from .destinations import best_destinations
 from .jet_passes import lp_moves_nb, scan_boundary
 from .rebalance import MAX_ROUNDS as _REBALANCE_ROUNDS
@@ -39,7 +39,8 @@ NEGATIVE_GAIN_FACTOR = 0.75    # Jet's c: admit moves losing < floor(c * conn_ow
                                # (k = 8, 32): c on the finest level 0.75 -> 0.9073 x METIS's cut,
                                # 0.5 -> 0.9089, 0.25 -> 0.9091
 
-_STREAM_DEST = 0x1E70          # hash streams: ties between destination blocks,
+_STREAM_DEST = 0x1E70          # hash streams: ties between destination blocks (one stream for every
+                               # iteration, so that an unchanged vertex keeps its destination),
 _STREAM_PRIORITY = 0x2E70      # ... and between equal-gain candidates in the afterburner
 
 
@@ -113,7 +114,9 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
     (threads.CHUNK, threads.PARALLEL_MIN_ITEMS).
 
     Each iteration scans the boundary vertices only (interior ones have no move), kept in a
-    list that the moved vertices' neighbourhoods extend: O(boundary) instead of O(m) work.
+    list that the moved vertices' neighbourhoods extend: O(boundary) instead of O(m) work;
+    and of those it recomputes only those flagged for a rescan (moved, unlocked, or next to a move): the
+    others' destinations, connectivities and cut weight are still those of the last scan.
     """
     n = p.shape[0]
     k = maxw.shape[0]
@@ -141,6 +144,9 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
     changed = np.zeros(n, dtype=np.bool_)
     changed_list = np.empty(n, dtype=np.int64)
     nchanged = 0
+    rescan = np.ones(n, dtype=np.bool_)      # see jet_passes: whose scan values are out of date
+    out_w = np.empty(n, dtype=np.float64)    # per scanned vertex, its weight to other blocks
+    dest_key = stream_key_at(seed, _STREAM_DEST)
     # block member lists: built when first rebalancing (many levels never do), then kept up to date
     members = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
     have_members = False
@@ -159,6 +165,7 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
                 have_members = True
             bw, nb = rebalance_nb(indptr, indices, ewgt, vwgt, p, maxw, seed + 7919 * it, _REBALANCE_ROUNDS,
                                   log, nlog, logged, wdeg, bnd, nb, in_list, members, chunk, parallel_min)
+            flag_around(indptr, indices, log, 0, nlog[0], rescan)
             for i in range(nlog[0]):
                 v = log[i]
                 logged[v] = False
@@ -168,8 +175,8 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
                     nchanged += 1
             nlog[0] = 0
         nb, two_cut = scan_boundary(indptr, indices, ewgt, p, k, bnd, nb, in_list, locked,
-                            stream_key_at(seed, _STREAM_DEST + it), dest, conn_dest, conn_own, acc, touched,
-                            everywhere, keep, chunk_cut, chunk, parallel_min)
+                            dest_key, dest, conn_dest, conn_own, acc, touched,
+                            everywhere, keep, chunk_cut, chunk, parallel_min, rescan, out_w)
         cut = two_cut / 2
         over = host_overload(bw, maxw)
         if over < best_over or (over == best_over and cut < best_cut):
@@ -188,6 +195,7 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
             break
         for i in range(nm):
             locked[moved[i]] = False
+            rescan[moved[i]] = True
         nm_new = lp_moves_nb(indptr, indices, ewgt, p, bnd, nb, dest, conn_dest, conn_own, c,
                               stream_key_at(seed, _STREAM_PRIORITY + it), cand, moved, keep, chunk, parallel_min)
         if nm_new == 0 and nm == 0:
@@ -206,6 +214,7 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
                 changed_list[nchanged] = v
                 nchanged += 1
         nb = extend_boundary(indptr, indices, moved, 0, nm, bnd, nb, in_list)
+        flag_around(indptr, indices, moved, 0, nm, rescan)
     # the list covers p's boundary; best differs from p only on the vertices changed since it
     # was taken, so those and their neighbours cover the rest of best's boundary
     extend_boundary(indptr, indices, changed_list, 0, nchanged, bnd, nb, in_list)
@@ -243,7 +252,7 @@ def _jet_xp(graph, p, k, lmax, seed, max_iterations, patience, negative_gain_fac
             p = be.to_device(rebalance(graph, p, k, lmax, seed=seed + 7919 * it, method="xp"))
             bw = block_weights(graph, p, k)
         dest, conn_dest, conn_own = best_destinations(
-            graph, p, k, ~locked, everywhere, seed=seed, stream=_STREAM_DEST + it, rows=rows,
+            graph, p, k, ~locked, everywhere, seed=seed, stream=_STREAM_DEST, rows=rows,
             method="xp")
         cut = (two_total - conn_own.sum()) / 2
         score = (float(overload(bw, lmax)), float(cut))
