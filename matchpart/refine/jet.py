@@ -28,7 +28,7 @@ from .rebalance import MAX_ROUNDS as _REBALANCE_ROUNDS
 from .rebalance import rebalance
 from .rebalance_kernel import rebalance_nb
 from .state import (block_weights, bounds_array, cast_like, check_partition, device_bounds, host_arrays,
-                    block_members, host_block_weights, host_overload, host_weighted_degree, overload, relink)
+                    block_members, host_block_weights, host_overload, overload, relink)
 
 # Tunables (defaults follow the Jet paper where it gives one)
 MAX_ITERATIONS = 200           # hard cap; patience normally ends the loop far earlier
@@ -138,7 +138,7 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
     log = np.empty(n, dtype=np.int64)        # vertices moved by rebalancing
     nlog = np.zeros(1, dtype=np.int64)
     logged = np.zeros(n, dtype=np.bool_)
-    wdeg = np.empty(0, dtype=np.float64)     # weighted degrees, computed when first needed
+    wdeg = np.empty(0, dtype=np.float64)     # weighted degrees, summed when first needed
     # vertices whose block changed since ``best`` was last taken: a new best copies only
     # these (a full copy per improving iteration was O(n) each time)
     changed = np.zeros(n, dtype=np.bool_)
@@ -160,7 +160,7 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
     for it in range(max_iterations + 1):
         if host_overload(bw, maxw) > 0:
             if not have_members:
-                wdeg = host_weighted_degree(indptr, ewgt)
+                wdeg = np.full(n, -1.0)    # filled in as rebalancing needs it
                 members = block_members(p, k)
                 have_members = True
             bw, nb = rebalance_nb(indptr, indices, ewgt, vwgt, p, maxw, seed + 7919 * it, _REBALANCE_ROUNDS,
