@@ -16,8 +16,9 @@ import numpy as np
 
 from .. import threads
 from .destinations import best_destinations
-from .rebalance_kernel import STREAM_ORDER, STREAM_TIES, rebalance_nb
-from .state import block_members, block_weights, bounds_array, cast_like, check_partition, device_bounds, host_arrays
+from .rebalance_kernel import MIN_PROGRESS, STREAM_ORDER, STREAM_TIES, rebalance_nb
+from .state import (block_members, block_weights, bounds_array, cast_like, check_partition, device_bounds, host_arrays,
+                    overload)
 
 # Tunables
 MAX_ROUNDS = 256           # a round usually fixes every overweight block (a handful of rounds in
@@ -123,7 +124,9 @@ def rebalance(graph, parts, k, max_block_weight, *, seed=0, max_rounds=MAX_ROUND
     conn to destination) per unit weight, preferring adjacent destinations with room; see the
     module docstring. Returns a new parts array (the input is not modified) on the graph's
     backend, in the input's integer dtype. When the bound cannot be met (e.g. a vertex heavier
-    than every block's room), the result has the least overload this procedure reached;
+    than every block's room, or rounds that lower the overload by less than MIN_PROGRESS,
+    where the room left is scattered in pieces smaller than the vertices), the result has
+    the least overload this procedure reached;
     check it with ``matchpart.metrics.is_balanced``. ``method``: "auto" (compiled rounds on
     the CPU, whole-array rounds on the GPU), "numba" or "xp".
     """
@@ -145,10 +148,14 @@ def rebalance(graph, parts, k, max_block_weight, *, seed=0, max_rounds=MAX_ROUND
         return cast_like(parts, p, be)
     rows = be.row_ids(graph.indptr, graph.indices.shape[0])
     lmax = device_bounds(be, max_block_weight, k)
+    bw = block_weights(graph, p, k)
     for rnd in range(max_rounds):
-        bw = block_weights(graph, p, k)
         if not bool((bw > lmax).any()):
             break
+        over = float(overload(bw, lmax))
         if _rebalance_round(graph, p, k, lmax, bw, seed, rnd, rows, "xp") == 0:
+            break
+        bw = block_weights(graph, p, k)
+        if float(overload(bw, lmax)) > (1.0 - MIN_PROGRESS) * over:
             break
     return cast_like(parts, p, be)
