@@ -202,6 +202,58 @@ def test_pairwise_never_worse(g, k, seed, eps):
         assert metrics.edge_cut(g, out) <= metrics.edge_cut(g, parts)
 
 
+@settings(max_examples=60, deadline=None)
+@given(k=st.integers(2, 12), npairs=st.integers(0, 40), seed=st.integers(0, 10**6))
+def test_pairwise_classes_share_no_block_and_keep_each_blocks_order(k, npairs, seed):
+    # pairs of one class run at once: they must share no block, and a block's pairs must run
+    # in the given order (class after class), which makes the result that of the serial order
+    from matchpart.refine.pairwise import _block_disjoint_classes
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, k - 1, npairs) if k > 1 else np.zeros(npairs, np.int64)
+    pairs = np.stack([a, a + 1 + rng.integers(0, k - 1 - a)], axis=1).astype(np.int64) if npairs else \
+        np.empty((0, 2), np.int64)
+    order = rng.permutation(npairs)
+    start, grouped = _block_disjoint_classes(pairs, order, k)
+    assert start[0] == 0 and start[-1] == npairs and sorted(grouped) == list(range(npairs))
+    class_of = np.empty(npairs, np.int64)
+    for c in range(start.shape[0] - 1):
+        members = grouped[start[c]:start[c + 1]]
+        assert list(members) == sorted(members)            # pair order kept within a class
+        blocks = pairs[order[members]].ravel()
+        assert len(set(blocks.tolist())) == blocks.shape[0]   # no block twice in a class
+        class_of[members] = c
+    for blk in range(k):
+        mine = [t for t in range(npairs) if blk in pairs[order[t]]]
+        assert list(class_of[mine]) == sorted(class_of[mine]) and len(set(class_of[mine])) == len(mine)
+
+
+_PAIRWISE_SCRIPT = """
+import hashlib, json
+import numpy as np
+import matchpart
+from matchpart import metrics, threads
+from matchpart.refine.fm import pairwise_fm
+out = {}
+graphs = [matchpart.load_graph("delaunay:3000"), matchpart.load_graph("ba:1500:3")]
+for count in (1, 2, 3, 4):
+    with threads.limit(count):
+        h = hashlib.sha1()
+        for g in graphs:
+            for k in (4, 16, 48):
+                parts = np.random.default_rng(k).integers(0, k, g.n)
+                lmax = metrics.max_block_weight(g.total_vwgt, k, 0.1)
+                h.update(pairwise_fm(g, parts, k, lmax, seed=3, rounds=2).tobytes())
+        out[count] = h.hexdigest()
+print(json.dumps(out))
+"""
+
+
+def test_pairwise_is_the_same_for_1_to_4_threads():
+    # the block-disjoint pairs of a class run side by side (refine/pairwise.py)
+    from test_threads import assert_same_digest_for_1_to_4_threads
+    assert_same_digest_for_1_to_4_threads(_PAIRWISE_SCRIPT)
+
+
 def test_accepts_networkx_and_scipy_inputs():
     G = nx.grid_2d_graph(6, 6)
     parts = np.arange(36) % 2
