@@ -18,37 +18,10 @@ from .backend.rng import hash64_at, stream_key_at
 from .bisection import (BISECT_COARSEST, DEEP_BISECTION_HIERARCHIES, _grow_and_refine, _stall,
                         bisection_bounds_nb, coarse_vertex_cap, multilevel_bisection, split_by_side)
 from .jit import njit
+from .refine.state import host_induced_labelled
 from .threads import PRANGE_ONLY
 
 _STREAM_BISECTION = 0xB15E    # hash stream of the items' generator seeds
-
-
-@njit(cache=True, internal=True)
-def _induced(indptr, indices, ewgt, vwgt, verts, local, task_of, t):
-    """Host arrays of the subgraph induced by task ``t``'s vertices ``verts`` (local[v]: v's
-    index there; task_of[v]: v's task). Reads only, so the items of a level run side by side."""
-    ns = verts.shape[0]
-    m = 0
-    for i in range(ns):
-        v = verts[i]
-        for e in range(indptr[v], indptr[v + 1]):
-            m += task_of[indices[e]] == t
-    sindptr = np.zeros(ns + 1, dtype=np.int64)
-    sindices = np.empty(m, dtype=indices.dtype)
-    sewgt = np.empty(m, dtype=ewgt.dtype)
-    svwgt = np.empty(ns, dtype=vwgt.dtype)
-    at = 0
-    for i in range(ns):
-        v = verts[i]
-        svwgt[i] = vwgt[v]
-        for e in range(indptr[v], indptr[v + 1]):
-            u = indices[e]
-            if task_of[u] == t:
-                sindices[at] = local[u]
-                sewgt[at] = ewgt[e]
-                at += 1
-        sindptr[i + 1] = at
-    return sindptr, sindices, sewgt, svwgt
 
 
 @njit(cache=True, internal=True)
@@ -101,7 +74,7 @@ def recursive_bisection(indptr, indices, ewgt, vwgt, maxw, targets, eps_level, s
         for j in prange(nitems):
             t = item_task[j]
             lo, hi, ks, first = tasks[t, 0], tasks[t, 1], tasks[t, 2], tasks[t, 3]
-            sub = _induced(indptr, indices, ewgt, vwgt, verts[lo:hi], local, task_of, t)
+            sub = host_induced_labelled(indptr, indices, ewgt, vwgt, verts[lo:hi], local, task_of, t, t)
             sub_weight = 0.0
             for i in range(hi - lo):
                 sub_weight += sub[3][i]

@@ -18,7 +18,7 @@ from ..threads import PRANGE_ONLY
 from . import gain_cache as gc
 from .fm2 import refine2
 from .kway_fm import STALL_MOVES_MIN, default_stall
-from .state import block_members, relink
+from .state import block_members, host_induced_labelled, relink
 
 # A round visits at most this many block pairs per block, those with the heaviest cut between
 # them: on meshes a block has ~3-6 neighbours, so all pairs are kept, while on expanders and
@@ -72,10 +72,9 @@ def _heaviest_pairs(indptr, indices, ewgt, parts, members, k, limit):
 
 @njit(cache=True, internal=True)
 def _pair_subgraph(indptr, indices, ewgt, vwgt, parts, a, b, members, local):
-    """(vertices of blocks a and b, a's first; the host arrays of the subgraph they induce).
-    Membership is read from ``parts``, not from ``local``: other threads fill ``local`` for
-    their own pairs' vertices at the same time, while a vertex of their blocks never enters
-    a or b. ``local``: -1 for the pair's vertices, and again on return."""
+    """(vertices of blocks a and b, a's first; the host arrays of the subgraph they induce),
+    members told by their block (other threads fill ``local`` for their own pairs at the
+    same time). ``local``: -1 for the pair's vertices, and again on return."""
     head, nxt, _ = members
     ns = 0
     for blk in (a, b):
@@ -92,31 +91,10 @@ def _pair_subgraph(indptr, indices, ewgt, vwgt, parts, a, b, members, local):
             local[v] = ns
             ns += 1
             v = nxt[v]
-    m = 0
-    for i in range(ns):
-        v = verts[i]
-        for e in range(indptr[v], indptr[v + 1]):
-            pu = parts[indices[e]]
-            if pu == a or pu == b:
-                m += 1
-    sindptr = np.zeros(ns + 1, dtype=np.int64)
-    sindices = np.empty(m, dtype=indices.dtype)
-    sewgt = np.empty(m, dtype=ewgt.dtype)
-    svwgt = np.empty(ns, dtype=vwgt.dtype)
-    at = 0
-    for i in range(ns):
-        v = verts[i]
-        svwgt[i] = vwgt[v]
-        for e in range(indptr[v], indptr[v + 1]):
-            u = indices[e]
-            if parts[u] == a or parts[u] == b:
-                sindices[at] = local[u]
-                sewgt[at] = ewgt[e]
-                at += 1
-        sindptr[i + 1] = at
+    sub = host_induced_labelled(indptr, indices, ewgt, vwgt, verts, local, parts, a, b)
     for i in range(ns):
         local[verts[i]] = -1
-    return verts, (sindptr, sindices, sewgt, svwgt)
+    return verts, sub
 
 
 @njit(cache=True, internal=True)

@@ -164,6 +164,38 @@ def better_state(over, cut, best_over, best_cut):
 
 
 @njit(cache=True, internal=True)
+def host_induced_labelled(indptr, indices, ewgt, vwgt, verts, local, label, a, b):
+    """Host arrays of the subgraph induced by ``verts``, which are the vertices u with
+    label[u] == a or label[u] == b (a == b for one label); local[v]: v's index there, for v
+    in verts. It only reads, and tells members by their label, not by ``local``: threads
+    may build the subgraphs of other labels side by side (their vertices never take a or b)."""
+    ns = verts.shape[0]
+    m = 0
+    for i in range(ns):
+        v = verts[i]
+        for e in range(indptr[v], indptr[v + 1]):
+            lu = label[indices[e]]
+            if lu == a or lu == b:
+                m += 1
+    sindptr = np.zeros(ns + 1, dtype=np.int64)
+    sindices = np.empty(m, dtype=indices.dtype)
+    sewgt = np.empty(m, dtype=ewgt.dtype)
+    svwgt = np.empty(ns, dtype=vwgt.dtype)
+    at = 0
+    for i in range(ns):
+        v = verts[i]
+        svwgt[i] = vwgt[v]
+        for e in range(indptr[v], indptr[v + 1]):
+            u = indices[e]
+            if label[u] == a or label[u] == b:
+                sindices[at] = local[u]
+                sewgt[at] = ewgt[e]
+                at += 1
+        sindptr[i + 1] = at
+    return sindptr, sindices, sewgt, svwgt
+
+
+@njit(cache=True, internal=True)
 def host_induced(indptr, indices, ewgt, vwgt, verts, local):
     """Host arrays of the subgraph induced by `verts` (vertex i of it is verts[i]; rows stay
     sorted if verts is). ``local``: -1 for every vertex, and again on return."""
