@@ -49,12 +49,10 @@ PARALLEL_MIN_THREADS = 2
 # Coarse vertices per chunk of the threaded gathering (gather.contract_by_gathering_parallel);
 # each chunk fills a slot row of n_coarse entries.
 GATHER_CHUNK_VERTICES = 4096
-# The parallel kernel's chunks: about one per PARALLEL_CHUNK_ENTRIES fine entries, rounded
-# down to a power of two (at least 2, at most PARALLEL_MAX_CHUNKS), fixed by the data, never by
-# the threads. Each chunk costs a count row of n_coarse entries: on delaunay 2^20 level 0 (6.3M
-# entries, 2 threads) 4 chunks took 0.107 s, 8 chunks 0.132 s. A power of two splits evenly
-# over 2, 4, 8 ... threads: 5 chunks on 2 threads took 132 ms there, 4 took 121 (level 1,
-# 3 -> 2 chunks: 65 -> 56 ms).
+# The parallel kernel's chunks: one per PARALLEL_CHUNK_ENTRIES fine entries rounded down to a
+# power of two, which splits evenly over 2, 4, 8 threads (2 to PARALLEL_MAX_CHUNKS; fixed by
+# the data). Each costs a count row of n_coarse entries. Delaunay 2^20, 2 threads: level 0,
+# 4 chunks 121 ms against 5 chunks 132 ms (and 8 chunks 1.23 x 4's); level 1, 2 against 3: 56, 65 ms.
 PARALLEL_CHUNK_ENTRIES = 1 << 20
 PARALLEL_MAX_CHUNKS = 64
 # (contract_arrays reads these at each call: tests set the thresholds to 0 so that small
