@@ -114,9 +114,9 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
     (threads.CHUNK, threads.PARALLEL_MIN_ITEMS).
 
     Each iteration scans the boundary vertices only (interior ones have no move), kept in a
-    list that the moved vertices' neighbourhoods extend: O(boundary) instead of O(m) work;
-    and of those it recomputes only those flagged for a rescan (moved, unlocked, or next to a move): the
-    others' destinations, connectivities and cut weight are still those of the last scan.
+    list that the moved vertices' neighbourhoods extend: O(boundary) instead of O(m) work.
+    Of those it recomputes only the ones flagged for a rescan (moved, unlocked, or next to a
+    move); the others' destinations, connectivities and cut weight are those of their last scan.
     """
     n = p.shape[0]
     k = maxw.shape[0]
