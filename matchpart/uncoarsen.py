@@ -39,12 +39,15 @@ LOCALIZED_STALL_MOVES = 5
 # 1.3-1.6 x, hence the degree bound.
 SPARSE_LOCALIZED_MAX_DEGREE = 4.0
 SPARSE_LOCALIZED_STALL_MOVES = 10
-# FM skips the coarse levels of mean degree above COARSE_FM_MAX_DEGREE: a move there updates
-# O(degree) cached gains (R-MAT 2^16's clustered levels have mean degree 82-232), and the finer
-# levels' Jet redoes that work. Default preset, 16 instances (five 2^16 families, three dense
-# shared graphs, k = 8, 32), 3 alternating runs: R-MAT k = 8 0.87 x the time, gmean cut
-# 1.0002 x (20: 0.97 x the time at 1.0005 x, ws k = 32 +0.3%).
-COARSE_FM_MAX_DEGREE = 40.0
+# Coarse levels of mean degree above COARSE_MAX_DEGREE are not refined at all: on the dense
+# clustered levels of power-law graphs (R-MAT 2^16: mean degree 82-232) no single move pays,
+# and Jet and FM there left the cut unchanged (R-MAT 2^16, k = 8: 699827 on four levels, -0.8%
+# on the fifth, for 96 of 536 ms) while the finer levels find the same moves. Default preset,
+# peers instances (2^16 families and shared graphs, k = 8, 32, 3 seeds, 2 threads): R-MAT
+# 0.86-0.90 x the time, Barabasi-Albert 0.78-0.92 x, SBM 0.90-0.97 x, cut within +0.3%; meshes
+# and geometric graphs (coarse degrees 5-14) unchanged. Barabasi-Albert 2^20, k = 8: the same
+# time at 0.97 x the cut. (FM alone skipping these levels, the rule before: R-MAT k = 8 0.87 x.)
+COARSE_MAX_DEGREE = 40.0
 
 
 def refine_level(graph, parts, k, lmax, preset, seed, boundary=None, local_stall=None, workspace=None):
@@ -133,8 +136,6 @@ def uncoarsen(levels, parts, k, lmax, preset, seed, say=None, contiguous=False, 
                 say(f"refining level {i} ({levels[i].graph.n} vertices)")
             g = levels[i].graph
             level_preset = base_preset if i == 0 else coarse_preset
-            if i > 0 and 2 * g.m > COARSE_FM_MAX_DEGREE * g.n:
-                level_preset = replace(level_preset, fm_passes=0)
             parts, cut, boundary = refine_level(g, parts, k, lmax, level_preset, seed + i, boundary,
                                                  localized_stall(level_preset, g, levels[0].graph), workspace)
             if volume is not None:
@@ -170,23 +171,24 @@ def _refine_level_gpu(graph, parts, k, lmax, preset, seed, local_stall):
 def refined_levels(levels, edge_shrink):
     """Per level of a hierarchy (finest first): whether uncoarsening refines it.
 
-    A level is refined only when it has at most ``edge_shrink`` times the edges of the last
-    refined (finer) level; the finest and coarsest levels always are. Matching halves n on
-    every level, but on power-law graphs m falls ~10% per level (ba 2^16: 262k, 233k, 216k,
-    206k, ... edges), so refining every level paid about 6 x the finest level's O(m) work
-    for moves that the next refined level sees as well. Measured over the peers instances
-    (default preset, 2 seeds, one run): 0.85 gave 0.934 x the time at 1.0008 x the cut
-    (rmat, ba 2^16: 0.66-0.69 x the time, cut within +0.9%); 0.7 gave 0.90 x at 1.0024 x
-    (ba k = 8: +4%). Meshes shrink m by about half per level: every level is refined.
+    The finest level always is. A coarser level is refined when its mean degree is at most
+    COARSE_MAX_DEGREE and, unless it is the coarsest, it has at most ``edge_shrink`` times
+    the edges of the last refined (finer) level. Matching halves n on every level, but on
+    power-law graphs m falls ~10% per level (ba 2^16: 262k, 233k, 216k, 206k, ... edges), so
+    refining every level paid about 6 x the finest level's O(m) work for moves that the next
+    refined level sees as well. Measured over the peers instances (default preset, 2 seeds,
+    one run): 0.85 gave 0.934 x the time at 1.0008 x the cut (rmat, ba 2^16: 0.66-0.69 x the
+    time, cut within +0.9%); 0.7 gave 0.90 x at 1.0024 x (ba k = 8: +4%). Meshes shrink m by
+    about half per level: every level is refined.
     """
     depth = len(levels) - 1
     keep = [True] * (depth + 1)
     last_m = levels[0].graph.m
-    for i in range(1, depth):
-        m = levels[i].graph.m
-        keep[i] = m <= edge_shrink * last_m
+    for i in range(1, depth + 1):
+        g = levels[i].graph
+        keep[i] = 2 * g.m <= COARSE_MAX_DEGREE * g.n and (i == depth or g.m <= edge_shrink * last_m)
         if keep[i]:
-            last_m = m
+            last_m = g.m
     return keep
 
 

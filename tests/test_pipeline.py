@@ -313,8 +313,8 @@ def test_refined_levels_skip_levels_whose_edges_barely_shrink():
     from matchpart.uncoarsen import refined_levels
     shrink = get_preset("default").refine_edge_shrink
 
-    def levels(ms):
-        return [SimpleNamespace(graph=SimpleNamespace(m=m)) for m in ms]
+    def levels(ms, n=10**6):
+        return [SimpleNamespace(graph=SimpleNamespace(n=n, m=m)) for m in ms]
     # a mesh: m halves per level, every level refined
     assert refined_levels(levels([1000, 500, 250, 120]), shrink) == [True] * 4
     # power-law: a level is refined once m fell below the fraction of the last refined one
@@ -327,6 +327,22 @@ def test_refined_levels_skip_levels_whose_edges_barely_shrink():
         last = m if k else last
     assert refined_levels(levels([10]), shrink) == [True]
     assert refined_levels(levels(ms), 1.0) == [True] * len(ms)
+
+
+def test_refined_levels_skip_dense_coarse_levels():
+    # mean degree above uncoarsen.COARSE_MAX_DEGREE: coarse levels (the coarsest too) are not
+    # refined, the finest always is; a skipped level does not reset the edge-shrink reference
+    from types import SimpleNamespace
+    from matchpart.uncoarsen import COARSE_MAX_DEGREE, refined_levels
+    dense = int(COARSE_MAX_DEGREE) + 2           # mean degree of a level of n vertices, m = dense * n / 2
+
+    def level(n, degree):
+        return SimpleNamespace(graph=SimpleNamespace(n=n, m=degree * n // 2))
+    hierarchy = [level(1000, dense), level(400, dense), level(300, 8), level(100, dense)]
+    assert refined_levels(hierarchy, 1.0) == [True, False, True, False]
+    # level 2 has 1200 edges: against the finest's 21000 it shrank enough, against level 1's not
+    assert refined_levels(hierarchy, 0.1) == [True, False, True, False]
+    assert refined_levels(hierarchy, 0.05) == [True, False, False, False]
 
 
 def test_power_law_partition_is_balanced_with_skipped_levels(monkeypatch):
@@ -398,30 +414,31 @@ def test_sparse_graphs_get_localized_rounds_on_every_level(monkeypatch):
     assert set(stalls) == {0} and not np.array_equal(off.parts, res.parts)
 
 
-def test_fm_skips_dense_coarse_levels(monkeypatch):
-    """FM runs on the finest level and on coarse levels of mean degree at most
-    uncoarsen.COARSE_FM_MAX_DEGREE; denser coarse levels get Jet alone."""
+def test_dense_coarse_levels_are_not_refined(monkeypatch):
+    """Coarse levels of mean degree above uncoarsen.COARSE_MAX_DEGREE get no refiner; the
+    finest level and the sparser coarse levels do, and the result stays balanced."""
     from matchpart import uncoarsen
     g = matchpart.generate("rmat:12:16")
     calls = []
     real = uncoarsen.refine_level
 
     def spy(graph, parts, k, lmax, preset, *args, **kwargs):
-        calls.append((graph.n, 2 * graph.m / graph.n, preset.fm_passes))
+        calls.append((graph.n, 2 * graph.m / graph.n))
         return real(graph, parts, k, lmax, preset, *args, **kwargs)
 
     monkeypatch.setattr(uncoarsen, "refine_level", spy)
-    monkeypatch.setattr(uncoarsen, "COARSE_FM_MAX_DEGREE", float("inf"))
+    monkeypatch.setattr(uncoarsen, "COARSE_MAX_DEGREE", float("inf"))
     partition(g, 8, seed=1)
-    coarse = sorted(d for n, d, _ in calls if n < g.n)
+    coarse = sorted(d for n, d in calls if n < g.n)
     assert len(coarse) >= 2 and coarse[0] < coarse[-1]
     threshold = (coarse[0] + coarse[-1]) / 2
     calls.clear()
-    monkeypatch.setattr(uncoarsen, "COARSE_FM_MAX_DEGREE", threshold)
-    partition(g, 8, seed=1)
-    assert {fm for n, d, fm in calls if n == g.n} == {1}
-    assert {fm for n, d, fm in calls if n < g.n and d > threshold} == {0}
-    assert {fm for n, d, fm in calls if n < g.n and d <= threshold} == {1}
+    monkeypatch.setattr(uncoarsen, "COARSE_MAX_DEGREE", threshold)
+    res = partition(g, 8, seed=1)
+    check_result(g, res, 8)
+    assert any(n == g.n for n, d in calls)
+    assert all(d <= threshold for n, d in calls if n < g.n)
+    assert any(n < g.n for n, d in calls)
 
 
 @pytest.mark.gpu
