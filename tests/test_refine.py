@@ -144,6 +144,44 @@ def test_rebalance_keeps_balanced_input_and_never_increases_overload(seed, n, k)
         assert np.array_equal(out, parts)  # nothing to do: nothing moves
 
 
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(2, 80), k=st.integers(2, 12), p=st.floats(0.02, 0.3),
+       max_vw=st.integers(1, 4), float_weights=st.booleans())
+def test_rebalance_round_from_the_boundary_list_takes_what_every_member_would(seed, n, k, p, max_vw,
+                                                                             float_weights):
+    """A round tries the overweight blocks' listed (boundary) vertices first and keeps their
+    selection when interior_loss_floor proves no unlisted member cheaper: the moves are those
+    of the round that scores every member (floor -inf forces that walk)."""
+    from matchpart import threads
+    from matchpart.refine.boundary import boundary_from_scratch
+    from matchpart.refine.rebalance_kernel import interior_loss_floor, rebalance_round_nb
+    from matchpart.refine.state import block_members, host_arrays, host_block_weights
+    g = random_graph(seed, n, p, max_ew=3, max_vw=max_vw, float_weights=float_weights)
+    indptr, indices, ewgt, vwgt = host_arrays(g)
+    r = np.random.default_rng(seed + 1)
+    parts = np.where(r.random(n) < 0.4, 0, r.integers(0, k, size=n)).astype(np.int64)
+    bw = host_block_weights(parts, vwgt, k)
+    maxw = np.full(k, max(float(vwgt.max()), float(bw.sum()) / k * 1.03))
+    wdeg = np.empty(n)
+    floor = interior_loss_floor(indptr, ewgt, vwgt, wdeg)
+    rows = np.repeat(np.arange(n), np.diff(indptr))
+    assert np.allclose(wdeg, np.bincount(rows, weights=ewgt.astype(np.float64), minlength=n))
+    assert floor == (wdeg / vwgt).min()
+    out = []
+    for f in (np.full(1, floor), np.full(1, -np.inf)):
+        q, b = parts.copy(), bw.copy()
+        in_list = np.zeros(n, dtype=np.bool_)
+        listed = np.empty(n, dtype=np.int64)
+        nlisted = boundary_from_scratch(indptr, indices, q, listed, in_list, np.empty(0, dtype=np.bool_))
+        log, nlog, logged = np.empty(n, np.int64), np.zeros(1, np.int64), np.zeros(n, np.bool_)
+        moved = rebalance_round_nb(indptr, indices, ewgt, vwgt, q, maxw, b, seed, 0, log, nlog, logged,
+                                   wdeg, listed, nlisted, in_list, block_members(q, k), threads.CHUNK,
+                                   threads.PARALLEL_MIN_ITEMS, f)
+        out.append((moved, q, np.sort(log[:nlog[0]])))
+    assert out[0][0] == out[1][0]
+    assert np.array_equal(out[0][1], out[1][1]) and np.array_equal(out[0][2], out[1][2])
+
+
 def test_rebalance_from_everything_in_one_block():
     g = load("4elt.graph")
     k = 8

@@ -150,6 +150,7 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
     # block member lists: built when first rebalancing (many levels never do), then kept up to date
     members = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
     have_members = False
+    loss_floor = np.full(1, np.nan)          # rebalance_kernel.interior_loss_floor, when first needed
     nb = boundary_from_scratch(indptr, indices, p, bnd, in_list, hint)
     bw = host_block_weights(p, vwgt, k)
     nm = 0                                   # vertices moved (and locked) by the last iteration
@@ -164,7 +165,8 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
                 members = block_members(p, k)
                 have_members = True
             bw, nb = rebalance_nb(indptr, indices, ewgt, vwgt, p, maxw, seed + 7919 * it, _REBALANCE_ROUNDS,
-                                  log, nlog, logged, wdeg, bnd, nb, in_list, members, chunk, parallel_min)
+                                  log, nlog, logged, wdeg, bnd, nb, in_list, members, chunk, parallel_min,
+                                  loss_floor)
             flag_around(indptr, indices, log, 0, nlog[0], rescan)
             for i in range(nlog[0]):
                 v = log[i]

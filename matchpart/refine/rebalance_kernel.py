@@ -22,6 +22,11 @@ LIST_WALK_MAX_SHARE = 4    # candidates come from the overweight blocks' member 
                            # list visits vertices in scattered order (a cache miss each), which
                            # cost more than the pass when the blocks hold much of the graph
                            # (ba 2^16, k = 8: Jet 1.26 -> 1.43 s with lists only)
+LISTED_FIRST_MAX_RATIO = 3  # a round tries the boundary list before the member lists while the list
+                            # has at most 3 x the overweight blocks' members (an entry costs one
+                            # cache miss, a member about three). Delaunay 2^20, k = 8192, 2 threads,
+                            # seeds 0-2: refinement 3.47 s before the list was tried, 3.95 s when
+                            # always tried, 3.27 s with this bound
 MIN_PROGRESS = 0.003      # rounds stop once one lowers the total overload by less than this
                           # fraction: they crawl on, a vertex a round, where the room left lies in
                           # blocks with less room than a vertex weighs. Delaunay 2^20, k = 8192
@@ -30,6 +35,7 @@ MIN_PROGRESS = 0.003      # rounds stop once one lowers the total overload by le
                           # 0.01: 3.0 s, 0.8% more cut
 STREAM_TIES = 0x5EB1      # hash stream for ties between equally connected destination blocks
 STREAM_ORDER = 0x5EB2     # hash stream for the order of equally good movers in rebalancing
+_FLOOR_CHUNK = 4096       # vertices per chunk of interior_loss_floor
 
 
 @njit(cache=True, internal=True)
@@ -81,21 +87,137 @@ def _score_candidates(cand, nc, indptr, indices, ewgt, vwgt, parts, maxw, bw, re
                          wdeg, dest_key, order_key, dest, weight, keys, acc, touched)
 
 
+@njit(cache=True, parallel=PRANGE_ONLY)
+def interior_loss_floor(indptr, ewgt, vwgt, wdeg):
+    """Fill wdeg with every vertex's weighted degree (rows summed in order, in fixed chunks
+    on the threads: the same sums as the lazy ones in _score_chunk) and return the least loss per weight an interior vertex can have in
+    rebalancing, min wdeg(v) / w(v) over the vertices of positive weight (+inf if none).
+    One pass over the m entries per level that rebalances; without the bound each round
+    walked the overweight blocks' member lists (delaunay 2^20, k = 32, finest level: ~6
+    calls moved ~35 vertices in 60 ms at one thread, walking 32k members each)."""
+    n = indptr.shape[0] - 1
+    chunks = (n + _FLOOR_CHUNK - 1) // _FLOOR_CHUNK
+    lowest = np.full(max(chunks, 1), np.inf)
+    for c in prange(chunks):
+        lo = np.inf
+        for v in range(c * _FLOOR_CHUNK, min(n, (c + 1) * _FLOOR_CHUNK)):
+            s = 0.0
+            for e in range(indptr[v], indptr[v + 1]):
+                s += ewgt[e]
+            wdeg[v] = s
+            w = np.float64(vwgt[v])
+            if w > 0 and s / w < lo:
+                lo = s / w
+        lowest[c] = lo
+    return lowest.min()
+
+
 @njit(cache=True, internal=True)
-def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, log, nlog, logged, wdeg, in_list,
-                       members, chunk, parallel_min):
+def _scored(cand, nc, indptr, indices, ewgt, vwgt, parts, maxw, bw, receivers, in_list, wdeg, seed, rnd, chunk,
+            parallel_min):
+    """(destination, weight, sort keys) of the candidates cand[:nc] (_score_candidates)."""
+    dest = np.empty(nc, dtype=np.int64)
+    weight = np.empty(nc, dtype=np.float64)
+    keys = np.empty((4, nc), dtype=np.float64)      # overshoots, loss per weight, tie, vertex
+    _score_candidates(cand, nc, indptr, indices, ewgt, vwgt, parts, maxw, bw, receivers, in_list, wdeg,
+                      stream_key_at(seed, STREAM_TIES + 2 * rnd), stream_key_at(seed, STREAM_ORDER + 2 * rnd),
+                      dest, weight, keys, chunk, parallel_min)
+    return dest, weight, keys
+
+
+@njit(cache=True, internal=True)
+def _joined(dest, weight, keys, more_dest, more_weight, more_keys):
+    """The scores of two candidate lists, one after the other."""
+    a, b = dest.shape[0], more_dest.shape[0]
+    d = np.empty(a + b, dtype=np.int64)
+    w = np.empty(a + b, dtype=np.float64)
+    kk = np.empty((4, a + b), dtype=np.float64)
+    d[:a], d[a:] = dest, more_dest
+    w[:a], w[a:] = weight, more_weight
+    for r in range(4):
+        kk[r, :a], kk[r, a:] = keys[r], more_keys[r]
+    return d, w, kk
+
+
+@njit(cache=True, internal=True)
+def _cheapest_sets(cand, nc, parts, maxw, bw, weight, keys, floor):
+    """Each overweight block's cheapest covering set of the candidates cand[:nc] (positions
+    into them, appended block by block) and how many; ``exact`` = every block's set covers
+    its overload and precedes any unlisted vertex (key 0 is 0 and the loss per weight below
+    ``floor``, interior_loss_floor), so adding the unlisted members as candidates would take
+    the same sets."""
+    k = maxw.shape[0]
+    if floor < np.inf:
+        # cheap test first: the candidates below the floor must cover every overload
+        below = np.zeros(k, dtype=np.float64)
+        for i in range(nc):
+            if keys[0, i] == 0.0 and keys[1, i] < floor:
+                below[parts[cand[i]]] += weight[i]
+        for b in range(k):
+            if bw[b] > maxw[b] and below[b] < bw[b] - maxw[b]:
+                return np.empty(0, dtype=np.int64), 0, False
+    first = np.zeros(k + 1, dtype=np.int64)        # candidates grouped by block: counting sort
+    for i in range(nc):
+        first[parts[cand[i]] + 1] += 1
+    for b in range(k):
+        first[b + 1] += first[b]
+    grouped = np.empty(nc, dtype=np.int64)
+    fill = first[:k].copy()
+    for i in range(nc):
+        b = parts[cand[i]]
+        grouped[fill[b]] = i
+        fill[b] += 1
+    sel = np.empty(nc, dtype=np.int64)
+    m = 0
+    exact = True
+    for b in range(k):
+        if bw[b] > maxw[b]:
+            start = m
+            m = cheapest_covering(keys, grouped, first[b], first[b + 1], weight, bw[b] - maxw[b], sel, m)
+            taken = 0.0
+            for j in range(start, m):
+                i = sel[j]
+                taken += weight[i]
+                exact = exact and keys[0, i] == 0.0 and keys[1, i] < floor
+            exact = exact and taken >= bw[b] - maxw[b]
+    return sel, m, exact
+
+
+@njit(cache=True, internal=True)
+def _walk_members(members, bw, maxw, vwgt, max_room, in_list, unlisted_only, cand, nc):
+    """Append the movable members of the overweight blocks (only the unlisted ones when
+    ``unlisted_only``) to cand[nc:]; returns the new count."""
+    head, nxt = members[0], members[1]
+    for b in range(maxw.shape[0]):
+        if bw[b] <= maxw[b]:
+            continue
+        v = head[b]
+        while v >= 0:
+            if vwgt[v] > 0 and vwgt[v] <= max_room and not (unlisted_only and in_list[v]):
+                cand[nc] = v
+                nc += 1
+            v = nxt[v]
+    return nc
+
+
+@njit(cache=True, internal=True)
+def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, log, nlog, logged, wdeg, listed,
+                       nlisted, in_list, members, chunk, parallel_min, floor):
     """One round of _rebalance_round as one kernel; parts, bw and members change in place;
     returns the number of moves.
 
     Candidates are found through ``members`` (state.block_members): the lists of the
     overweight blocks only, not a pass over all n vertices (k = 32: 1/32 of them, and Jet
-    rebalances a few rounds in nearly every iteration).
+    rebalances a few rounds in nearly every iteration). Before walking those lists (a cache
+    miss per member), the round tries the overweight blocks' vertices in listed[:nlisted]
+    (the boundary list, flagged in ``in_list``) alone: their cheapest sets stand when they
+    cover the overloads below ``floor`` (interior_loss_floor: no unlisted vertex is cheaper),
+    the same selection as from every member; else the unlisted members join them.
 
     Vertices not flagged in ``in_list`` are known to be interior: their loss is their whole
     weighted degree ``wdeg`` and they have no adjacent destination, so their rows are only
     summed, once: wdeg holds -1 for a vertex not summed yet (filled as candidates need it,
-    rather than a pass over all m entries per level: 12.8 ms at delaunay 2^20's finest
-    level, k = 32, whose rebalancing scores one or two blocks' members). Selecting the movers takes
+    or all at once with ``floor[0]``, NaN until the list is first tried). Selecting the movers takes
     O(candidates x log(movers)) (selection.cheapest_covering), not a sort of every
     candidate: a block's overload after a Jet iteration is a few vertices' worth while it
     holds tens of thousands. Moved vertices not yet
@@ -118,51 +240,56 @@ def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, 
     heavy = 0
     for b in range(k):
         heavy += bw[b] > maxw[b]
-    if heavy * LIST_WALK_MAX_SHARE < k:
-        # few overweight blocks: walk their member lists
-        head, nxt = members[0], members[1]
-        for b in range(k):
-            if bw[b] <= maxw[b]:
-                continue
-            v = head[b]
-            while v >= 0:
-                if vwgt[v] > 0 and vwgt[v] <= max_room:
-                    cand[nc] = v
-                    nc += 1
-                v = nxt[v]
-    else:
-        # they hold a large share of the graph: a pass in id order reads rows in memory order
-        for v in range(n):
+    sel = np.empty(0, dtype=np.int64)
+    m = 0
+    # the overweight blocks' members, estimated from their weight (unit weights: exact)
+    total = 0.0
+    heavy_weight = 0.0
+    for b in range(k):
+        total += bw[b]
+        if bw[b] > maxw[b]:
+            heavy_weight += bw[b]
+    members_est = heavy_weight / total * n if total > 0 else 0.0
+    if heavy * LIST_WALK_MAX_SHARE < k and nlisted < n and nlisted <= LISTED_FIRST_MAX_RATIO * members_est:
+        if np.isnan(floor[0]):
+            floor[0] = interior_loss_floor(indptr, ewgt, vwgt, wdeg)
+        # few overweight blocks: first their listed vertices alone; their sets stand when
+        # they end below every unlisted vertex's loss (_cheapest_sets), else the unlisted
+        # members join them (a walk of the blocks' member lists)
+        for t in range(nlisted):
+            v = listed[t]
             b = parts[v]
             if bw[b] > maxw[b] and vwgt[v] > 0 and vwgt[v] <= max_room:
                 cand[nc] = v
                 nc += 1
-    if nc == 0:
+        dest, weight, keys = _scored(cand, nc, indptr, indices, ewgt, vwgt, parts, maxw, bw, receivers, in_list, wdeg,
+                                     seed, rnd, chunk, parallel_min)
+        sel, m, exact = _cheapest_sets(cand, nc, parts, maxw, bw, weight, keys, floor[0])
+        if exact:
+            nc = 0                               # done: nothing to add
+        else:
+            listed_nc = nc
+            nc = _walk_members(members, bw, maxw, vwgt, max_room, in_list, True, cand, listed_nc)
+            more = _scored(cand[listed_nc:], nc - listed_nc, indptr, indices, ewgt, vwgt, parts, maxw, bw, receivers,
+                           in_list, wdeg, seed, rnd, chunk, parallel_min)
+            dest, weight, keys = _joined(dest, weight, keys, more[0], more[1], more[2])
+    else:
+        if heavy * LIST_WALK_MAX_SHARE < k:
+            nc = _walk_members(members, bw, maxw, vwgt, max_room, in_list, False, cand, 0)
+        else:
+            # they hold a large share of the graph: a pass in id order reads rows in memory order
+            for v in range(n):
+                b = parts[v]
+                if bw[b] > maxw[b] and vwgt[v] > 0 and vwgt[v] <= max_room:
+                    cand[nc] = v
+                    nc += 1
+        dest, weight, keys = _scored(cand, nc, indptr, indices, ewgt, vwgt, parts, maxw, bw, receivers, in_list, wdeg,
+                                     seed, rnd, chunk, parallel_min)
+    if nc:
+        # 1. each overweight block offers its cheapest vertices until its overload is covered
+        sel, m, _ = _cheapest_sets(cand, nc, parts, maxw, bw, weight, keys, np.inf)
+    if m == 0:
         return 0
-    # per candidate (position i): destination, and its sort keys
-    dest = np.empty(nc, dtype=np.int64)
-    weight = np.empty(nc, dtype=np.float64)
-    keys = np.empty((4, nc), dtype=np.float64)      # overshoots, loss per weight, tie, vertex
-    _score_candidates(cand, nc, indptr, indices, ewgt, vwgt, parts, maxw, bw, receivers, in_list, wdeg,
-                      stream_key_at(seed, STREAM_TIES + 2 * rnd), stream_key_at(seed, STREAM_ORDER + 2 * rnd),
-                      dest, weight, keys, chunk, parallel_min)
-    first = np.zeros(k + 1, dtype=np.int64)        # candidates grouped by block: counting sort
-    for i in range(nc):
-        first[parts[cand[i]] + 1] += 1
-    for b in range(k):
-        first[b + 1] += first[b]
-    grouped = np.empty(nc, dtype=np.int64)
-    fill = first[:k].copy()
-    for i in range(nc):
-        b = parts[cand[i]]
-        grouped[fill[b]] = i
-        fill[b] += 1
-    # 1. each overweight block offers its cheapest vertices until its overload is covered
-    sel = np.empty(nc, dtype=np.int64)
-    m = 0
-    for b in range(k):
-        if bw[b] > maxw[b]:
-            m = cheapest_covering(keys, grouped, first[b], first[b + 1], weight, bw[b] - maxw[b], sel, m)
     new_block = np.full(m, -1, dtype=np.int64)
     # 2. movers with an adjacent receiver: accept in priority order while the receiver has room
     na = 0
@@ -265,14 +392,15 @@ def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, 
 
 @njit(cache=True, internal=True)
 def rebalance_nb(indptr, indices, ewgt, vwgt, parts, maxw, seed, max_rounds, log, nlog, logged, wdeg, listed,
-                 nlisted, in_list, members, chunk, parallel_min):
+                 nlisted, in_list, members, chunk, parallel_min, floor):
     """Parallel rounds until balanced, stuck or crawling (MIN_PROGRESS; the compiled loop of
     ``rebalance``); in place.
 
     listed[:nlisted] (flags in_list) must hold every boundary vertex; the moved vertices'
     neighbourhoods are added to it after each round, so it still does on return. Returns the
     block weights and the list's new length; moved vertices are logged as in
-    rebalance_round_nb.
+    rebalance_round_nb. ``floor``: a 1-element array, NaN until a round first needs
+    interior_loss_floor (+inf when every vertex is listed).
     """
     bw = host_block_weights(parts, vwgt, maxw.shape[0])
     for rnd in range(max_rounds):
@@ -281,7 +409,7 @@ def rebalance_nb(indptr, indices, ewgt, vwgt, parts, maxw, seed, max_rounds, log
             break
         before = nlog[0]
         moved = rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, log, nlog, logged,
-                                   wdeg, in_list, members, chunk, parallel_min)
+                                   wdeg, listed, nlisted, in_list, members, chunk, parallel_min, floor)
         if moved == 0:
             break
         nlisted = extend_boundary(indptr, indices, log, before, nlog[0], listed, nlisted, in_list)
