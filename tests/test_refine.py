@@ -154,7 +154,8 @@ def test_rebalance_round_from_the_boundary_list_takes_what_every_member_would(se
     of the round that scores every member (floor -inf forces that walk)."""
     from matchpart import threads
     from matchpart.refine.boundary import boundary_from_scratch
-    from matchpart.refine.rebalance_kernel import interior_loss_floor, rebalance_round_nb
+    from matchpart.refine.rebalance_kernel import rebalance_round_nb
+    from matchpart.refine.rebalance_members import interior_loss_floor
     from matchpart.refine.state import block_members, host_arrays, host_block_weights
     g = random_graph(seed, n, p, max_ew=3, max_vw=max_vw, float_weights=float_weights)
     indptr, indices, ewgt, vwgt = host_arrays(g)

@@ -150,7 +150,7 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
     # block member lists: built when first rebalancing (many levels never do), then kept up to date
     members = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
     have_members = False
-    loss_floor = np.full(1, np.nan)          # rebalance_kernel.interior_loss_floor, when first needed
+    loss_floor = np.full(1, np.nan)          # rebalance_members.interior_loss_floor, when first needed
     nb = boundary_from_scratch(indptr, indices, p, bnd, in_list, hint)
     bw = host_block_weights(p, vwgt, k)
     nm = 0                                   # vertices moved (and locked) by the last iteration

@@ -14,6 +14,7 @@ from ..threads import PRANGE_ONLY
 from .boundary import ROWS_AHEAD, extend_boundary, prefetch_row_blocks
 from .destinations import vertex_destination
 from .selection import cheapest_covering
+from .rebalance_members import interior_loss_floor, walk_members
 from .state import host_block_weights, host_overload, relink
 
 # Tunables
@@ -35,7 +36,6 @@ MIN_PROGRESS = 0.003      # rounds stop once one lowers the total overload by le
                           # 0.01: 3.0 s, 0.8% more cut
 STREAM_TIES = 0x5EB1      # hash stream for ties between equally connected destination blocks
 STREAM_ORDER = 0x5EB2     # hash stream for the order of equally good movers in rebalancing
-_FLOOR_CHUNK = 4096       # vertices per chunk of interior_loss_floor
 
 
 @njit(cache=True, internal=True)
@@ -85,31 +85,6 @@ def _score_candidates(cand, nc, indptr, indices, ewgt, vwgt, parts, maxw, bw, re
         for c in range(chunks):
             _score_chunk(c, chunk, cand, nc, indptr, indices, ewgt, vwgt, parts, maxw, bw, receivers, in_list,
                          wdeg, dest_key, order_key, dest, weight, keys, acc, touched)
-
-
-@njit(cache=True, parallel=PRANGE_ONLY)
-def interior_loss_floor(indptr, ewgt, vwgt, wdeg):
-    """Fill wdeg with every vertex's weighted degree (rows summed in order, in fixed chunks
-    on the threads: the same sums as the lazy ones in _score_chunk) and return the least loss per weight an interior vertex can have in
-    rebalancing, min wdeg(v) / w(v) over the vertices of positive weight (+inf if none).
-    One pass over the m entries per level that rebalances; without the bound each round
-    walked the overweight blocks' member lists (delaunay 2^20, k = 32, finest level: ~6
-    calls moved ~35 vertices in 60 ms at one thread, walking 32k members each)."""
-    n = indptr.shape[0] - 1
-    chunks = (n + _FLOOR_CHUNK - 1) // _FLOOR_CHUNK
-    lowest = np.full(max(chunks, 1), np.inf)
-    for c in prange(chunks):
-        lo = np.inf
-        for v in range(c * _FLOOR_CHUNK, min(n, (c + 1) * _FLOOR_CHUNK)):
-            s = 0.0
-            for e in range(indptr[v], indptr[v + 1]):
-                s += ewgt[e]
-            wdeg[v] = s
-            w = np.float64(vwgt[v])
-            if w > 0 and s / w < lo:
-                lo = s / w
-        lowest[c] = lo
-    return lowest.min()
 
 
 @njit(cache=True, internal=True)
@@ -184,23 +159,6 @@ def _cheapest_sets(cand, nc, parts, maxw, bw, weight, keys, floor):
 
 
 @njit(cache=True, internal=True)
-def _walk_members(members, bw, maxw, vwgt, max_room, in_list, unlisted_only, cand, nc):
-    """Append the movable members of the overweight blocks (only the unlisted ones when
-    ``unlisted_only``) to cand[nc:]; returns the new count."""
-    head, nxt = members[0], members[1]
-    for b in range(maxw.shape[0]):
-        if bw[b] <= maxw[b]:
-            continue
-        v = head[b]
-        while v >= 0:
-            if vwgt[v] > 0 and vwgt[v] <= max_room and not (unlisted_only and in_list[v]):
-                cand[nc] = v
-                nc += 1
-            v = nxt[v]
-    return nc
-
-
-@njit(cache=True, internal=True)
 def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, log, nlog, logged, wdeg, listed,
                        nlisted, in_list, members, chunk, parallel_min, floor):
     """One round of _rebalance_round as one kernel; parts, bw and members change in place;
@@ -269,13 +227,13 @@ def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, 
             nc = 0                               # done: nothing to add
         else:
             listed_nc = nc
-            nc = _walk_members(members, bw, maxw, vwgt, max_room, in_list, True, cand, listed_nc)
+            nc = walk_members(members, bw, maxw, vwgt, max_room, in_list, True, cand, listed_nc)
             more = _scored(cand[listed_nc:], nc - listed_nc, indptr, indices, ewgt, vwgt, parts, maxw, bw, receivers,
                            in_list, wdeg, seed, rnd, chunk, parallel_min)
             dest, weight, keys = _joined(dest, weight, keys, more[0], more[1], more[2])
     else:
         if heavy * LIST_WALK_MAX_SHARE < k:
-            nc = _walk_members(members, bw, maxw, vwgt, max_room, in_list, False, cand, 0)
+            nc = walk_members(members, bw, maxw, vwgt, max_room, in_list, False, cand, 0)
         else:
             # they hold a large share of the graph: a pass in id order reads rows in memory order
             for v in range(n):
