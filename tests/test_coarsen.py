@@ -396,6 +396,12 @@ def test_pair_kernels_equal_whole_array_versions(g, seed, cap, float_w):
     mapping, nc = mapping_from_matching(kept, CPU)
     xp_mapping, xp_nc = mapping_from_matching_xp(np.asarray(kept, dtype=np.int64), CPU)
     assert nc == xp_nc and mapping.dtype == xp_mapping.dtype and np.array_equal(mapping, xp_mapping)
+    # the chunked passes on the threads (chunks of 3 vertices here): the same output
+    from matchpart.coarsen.pairs import _drop_heavy_kernel, _leader_mapping_kernel
+    out = np.empty(g.n, dtype=np.int64)
+    assert _drop_heavy_kernel(g.vwgt, mate, float(cap), out, 3) == paired and np.array_equal(out, kept)
+    chunked = np.empty(g.n, dtype=np.int64)
+    assert _leader_mapping_kernel(kept, chunked, 3) == nc and np.array_equal(chunked, mapping)
 
 
 def test_upper_edge_ratings_of_an_unchecked_graph_with_a_self_loop():

@@ -1,34 +1,44 @@
 """A level's pairing bookkeeping: the weight cap on pairs and the coarse ids of a pairing or
-of cluster labels; on the CPU as compiled single passes.
+of cluster labels; on the CPU as compiled passes on the threads.
 
 On delaunay 2^20 the whole-array versions (hierarchy.drop_heavy_pairs plus a count of the
 matched vertices, contract.mapping_from_matching) took ~40 ms of the ~1 s coarsening, in
-about ten passes over the vertices with temporaries; each is one pass here. The whole-array
+about ten passes over the vertices with temporaries; each is one or three passes here. The whole-array
 versions stay the GPU's formulation, and tests hold the two equal.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from numba import prange
+
 from ..jit import njit
 from ..prefetch import PREFETCH_DISTANCE, prefetch
+from ..threads import PRANGE_ONLY
+
+
+# Vertices per chunk of the passes below, on the threads from two chunks up (the data fix the
+# chunks, so the output is the same for any number of threads). Delaunay 2^20, 2 threads:
+# the two passes took 24 ms of the coarsening on one thread.
+PASS_CHUNK = 1 << 16
 
 
 def drop_heavy_pairs_host(vwgt, mate, cap):
     """(mate with every pair heavier than ``cap`` unpaired (a new int64 array), number of
     paired vertices left): hierarchy.drop_heavy_pairs and its count, on host arrays."""
     out = np.empty(mate.shape[0], dtype=np.int64)   # numpy's allocation: huge pages
-    return out, int(_drop_heavy_kernel(vwgt, mate, float(cap), out))
+    return out, int(_drop_heavy_kernel(vwgt, mate, float(cap), out, PASS_CHUNK))
 
 
-@njit(cache=True)
-def _drop_heavy_kernel(vwgt, mate, cap, out):
+@njit(cache=True, internal=True)
+def _drop_heavy_chunk(c, chunk, vwgt, mate, cap, out):
     # the same comparison as the whole-array version: the pair's summed weight (in vwgt's
     # dtype) against the float cap
     paired = 0
     n = mate.shape[0]
-    for v in range(n):
-        if v + PREFETCH_DISTANCE < n and mate[v + PREFETCH_DISTANCE] >= 0:
+    stop = min(n, (c + 1) * chunk)
+    for v in range(c * chunk, stop):
+        if v + PREFETCH_DISTANCE < stop and mate[v + PREFETCH_DISTANCE] >= 0:
             prefetch(vwgt, mate[v + PREFETCH_DISTANCE])
         p = mate[v]
         if p >= 0 and vwgt[v] + vwgt[p] > cap:
@@ -38,28 +48,63 @@ def _drop_heavy_kernel(vwgt, mate, cap, out):
     return paired
 
 
+@njit(cache=True, parallel=PRANGE_ONLY)
+def _drop_heavy_kernel(vwgt, mate, cap, out, chunk):
+    chunks = (mate.shape[0] + chunk - 1) // chunk
+    counts = np.zeros(max(chunks, 1), dtype=np.int64)
+    if chunks > 1:
+        for c in prange(chunks):
+            counts[c] = _drop_heavy_chunk(np.int64(c), chunk, vwgt, mate, cap, out)
+    elif chunks == 1:
+        counts[0] = _drop_heavy_chunk(0, chunk, vwgt, mate, cap, out)
+    return counts.sum()
+
+
 def mapping_from_matching_host(mate):
     """contract.mapping_from_matching on a host mate array: (mapping int64, n_coarse)."""
     mapping = np.empty(mate.shape[0], dtype=np.int64)
-    return mapping, int(_leader_mapping_kernel(np.ascontiguousarray(mate), mapping))
+    return mapping, int(_leader_mapping_kernel(np.ascontiguousarray(mate), mapping, PASS_CHUNK))
 
 
-@njit(cache=True)
-def _leader_mapping_kernel(mate, mapping):
-    # v leads its pair when it is the smaller end (or unpaired); leaders are numbered in id
-    # order, and the other end, being larger, finds its leader's id already set
-    nc = 0
+@njit(cache=True, internal=True)
+def _leads(v, mate):
+    """v leads its pair when it is the smaller end (or unpaired)."""
+    p = mate[v]
+    return p < 0 or p > v
+
+
+@njit(cache=True, parallel=PRANGE_ONLY)
+def _leader_mapping_kernel(mate, mapping, chunk):
+    # leaders are numbered in id order (each chunk's count, then its offset); each leader
+    # writes its id to the other end of its pair too
     n = mate.shape[0]
-    for v in range(n):
-        if v + PREFETCH_DISTANCE < n and 0 <= mate[v + PREFETCH_DISTANCE] < v:
-            prefetch(mapping, mate[v + PREFETCH_DISTANCE])
-        p = mate[v]
-        if p < 0 or p > v:
-            mapping[v] = nc
-            nc += 1
-        else:
-            mapping[v] = mapping[p]
-    return nc
+    if n <= chunk:                  # one chunk: no thread pool (initial partitioning's small graphs)
+        nc = 0
+        for v in range(n):
+            if _leads(v, mate):
+                mapping[v] = nc
+                nc += 1
+            else:
+                mapping[v] = mapping[mate[v]]
+        return nc
+    chunks = (n + chunk - 1) // chunk
+    first = np.zeros(chunks + 1, dtype=np.int64)
+    for c in prange(chunks):
+        leaders = 0
+        for v in range(c * chunk, min(n, (c + 1) * chunk)):
+            leaders += _leads(v, mate)
+        first[c + 1] = leaders
+    for c in range(chunks):
+        first[c + 1] += first[c]
+    for c in prange(chunks):
+        nc = first[c]
+        for v in range(c * chunk, min(n, (c + 1) * chunk)):
+            if _leads(v, mate):
+                mapping[v] = nc
+                if mate[v] >= 0:
+                    mapping[mate[v]] = nc    # the follower: only its leader writes it
+                nc += 1
+    return first[chunks]
 
 
 def mapping_from_matching(mate, backend):
