@@ -29,6 +29,7 @@ from .threads import PRANGE_ONLY
 RELABEL_MIN_VERTICES = 1 << 17  # below this a level's per-vertex arrays (1 MB of int64 blocks at
                                 # 2^17) fit in a core's L2 cache, and the 2^16 families and shared
                                 # graphs keep their numbering (and partitions)
+ROWS_CHUNK_ENTRIES = 1 << 16   # entries per chunk of the relabelled rows (see _relabel_host)
 RELABEL_MIN_SKEW = 32           # relabel when max degree >= 32 x mean degree: power-law graphs have
                                 # 100-3000 (R-MAT 2^20: 2600, Barabasi-Albert 2^20: ~500); meshes,
                                 # geometric and Erdos-Renyi graphs 1.5-5
@@ -137,15 +138,19 @@ def _relabel_host(graph, order):
     np.cumsum(np.diff(indptr)[order], out=new_indptr[1:])
     new_indices = np.empty_like(indices)
     new_ewgt = np.empty_like(ewgt)
-    _relabel_rows_nb(indptr, indices, ewgt, order, inv, new_indptr, new_indices, new_ewgt, threads.CHUNK,
+    # chunks of about ROWS_CHUNK_ENTRIES entries: the rows come in decreasing degree, so
+    # chunks of equally many rows put the hubs' rows (and most entries) in the first ones
+    bounds = np.unique(np.searchsorted(new_indptr, np.arange(0, int(new_indptr[-1]), ROWS_CHUNK_ENTRIES),
+                                       side="right") - 1)
+    starts = np.append(bounds, n).astype(np.int64)
+    _relabel_rows_nb(indptr, indices, ewgt, order, inv, new_indptr, new_indices, new_ewgt, starts,
                      threads.PARALLEL_MIN_ITEMS)
     return new_indptr, new_indices, new_ewgt
 
 
 @njit(cache=True, internal=True)
-def _rows_chunk(c, chunk, indptr, indices, ewgt, order, inv, new_indptr, new_indices, new_ewgt, tc, tw):
-    n = order.shape[0]
-    for i in range(c * chunk, min(n, (c + 1) * chunk)):
+def _rows_chunk(lo, hi, indptr, indices, ewgt, order, inv, new_indptr, new_indices, new_ewgt, tc, tw):
+    for i in range(lo, hi):
         a = indptr[order[i]]
         s, t = new_indptr[i], new_indptr[i + 1]
         for e in range(t - s):
@@ -161,17 +166,19 @@ def _rows_chunk(c, chunk, indptr, indices, ewgt, order, inv, new_indptr, new_ind
 
 
 @njit(cache=True, parallel=PRANGE_ONLY)
-def _relabel_rows_nb(indptr, indices, ewgt, order, inv, new_indptr, new_indices, new_ewgt, chunk, parallel_min):
-    """Row i of the result is row order[i], its neighbours renamed by inv and sorted; rows in
-    chunks of ``chunk`` new rows, on threads from ``parallel_min`` rows up."""
+def _relabel_rows_nb(indptr, indices, ewgt, order, inv, new_indptr, new_indices, new_ewgt, starts, parallel_min):
+    """Row i of the result is row order[i], its neighbours renamed by inv and sorted; new rows
+    in the chunks starts[c] .. starts[c + 1] - 1, on threads from ``parallel_min`` rows up."""
     n = order.shape[0]
-    chunks = (n + chunk - 1) // chunk
+    chunks = starts.shape[0] - 1
     if n >= parallel_min:
         for c in prange(chunks):
-            _rows_chunk(np.int64(c), chunk, indptr, indices, ewgt, order, inv, new_indptr, new_indices, new_ewgt,
-                        np.empty(RANK_SORT_MAX, dtype=new_indices.dtype), np.empty(RANK_SORT_MAX, dtype=new_ewgt.dtype))
+            _rows_chunk(starts[c], starts[c + 1], indptr, indices, ewgt, order, inv, new_indptr, new_indices,
+                        new_ewgt, np.empty(RANK_SORT_MAX, dtype=new_indices.dtype),
+                        np.empty(RANK_SORT_MAX, dtype=new_ewgt.dtype))
     else:
         tc = np.empty(RANK_SORT_MAX, dtype=new_indices.dtype)
         tw = np.empty(RANK_SORT_MAX, dtype=new_ewgt.dtype)
         for c in range(chunks):
-            _rows_chunk(c, chunk, indptr, indices, ewgt, order, inv, new_indptr, new_indices, new_ewgt, tc, tw)
+            _rows_chunk(starts[c], starts[c + 1], indptr, indices, ewgt, order, inv, new_indptr, new_indices,
+                        new_ewgt, tc, tw)
