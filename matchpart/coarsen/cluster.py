@@ -152,8 +152,8 @@ def leaf_groups(graph, labels, cap, *, block=None):
     if cand.shape[0] < 2:
         return labels
     nnz = graph.indices.shape[0]
-    first = graph.indices.astype(xp.int64)[xp.minimum(graph.indptr[cand], nnz - 1)] if nnz else xp.zeros_like(cand)
-    virtual = n if block is None else n + be.to_device(block).astype(xp.int64)[cand]
+    first = graph.indices[xp.minimum(graph.indptr[cand], nnz - 1)].astype(xp.int64) if nnz else xp.zeros_like(cand)
+    virtual = n if block is None else n + be.to_device(block)[cand].astype(xp.int64)
     hub = xp.where(degree[cand] == 1, first, virtual)
     w = vw[cand]
     order = _stable_argsort(xp, w)                   # cand is in id order: (weight, id)

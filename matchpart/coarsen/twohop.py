@@ -51,7 +51,7 @@ def two_hop_pairs(graph, mate, max_vertex_weight, *, seed=0, block=None, method=
         wr = xp.unique(graph.ewgt, return_inverse=True)[1].reshape(-1).astype(xp.int64)
         key = (wr << 31) | (be.hash32(seed, HUB_STREAM, xp.arange(wr.shape[0])).astype(xp.int64) >> 1)
         best = be.segment_argmax(key, graph.indptr)
-        hub = xp.where(best >= 0, graph.indices.astype(xp.int64)[xp.maximum(best, 0)], n)
+        hub = xp.where(best >= 0, graph.indices[xp.maximum(best, 0)].astype(xp.int64), n)
     else:
         hub = xp.full(n, n, dtype=xp.int64)
     if block is not None:
