@@ -159,6 +159,13 @@ def _cheapest_sets(cand, nc, parts, maxw, bw, weight, keys, floor):
 
 
 @njit(cache=True, internal=True)
+def _movable(v, parts, bw, maxw, vwgt, max_room):
+    """v is a candidate: in an overweight block, of positive weight that some room can take."""
+    b = parts[v]
+    return bw[b] > maxw[b] and vwgt[v] > 0 and vwgt[v] <= max_room
+
+
+@njit(cache=True, internal=True)
 def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, log, nlog, logged, wdeg, listed,
                        nlisted, in_list, members, chunk, parallel_min, floor):
     """One round of _rebalance_round as one kernel; parts, bw and members change in place;
@@ -215,10 +222,8 @@ def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, 
         # they end below every unlisted vertex's loss (_cheapest_sets), else the unlisted
         # members join them (a walk of the blocks' member lists)
         for t in range(nlisted):
-            v = listed[t]
-            b = parts[v]
-            if bw[b] > maxw[b] and vwgt[v] > 0 and vwgt[v] <= max_room:
-                cand[nc] = v
+            if _movable(listed[t], parts, bw, maxw, vwgt, max_room):
+                cand[nc] = listed[t]
                 nc += 1
         dest, weight, keys = _scored(cand, nc, indptr, indices, ewgt, vwgt, parts, maxw, bw, receivers, in_list, wdeg,
                                      seed, rnd, chunk, parallel_min)
@@ -237,8 +242,7 @@ def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, 
         else:
             # they hold a large share of the graph: a pass in id order reads rows in memory order
             for v in range(n):
-                b = parts[v]
-                if bw[b] > maxw[b] and vwgt[v] > 0 and vwgt[v] <= max_room:
+                if _movable(v, parts, bw, maxw, vwgt, max_room):
                     cand[nc] = v
                     nc += 1
         dest, weight, keys = _scored(cand, nc, indptr, indices, ewgt, vwgt, parts, maxw, bw, receivers, in_list, wdeg,
