@@ -15,8 +15,9 @@ _FLOOR_CHUNK = 4096       # vertices per chunk of interior_loss_floor
 @njit(cache=True, parallel=PRANGE_ONLY)
 def interior_loss_floor(indptr, ewgt, vwgt, wdeg):
     """Fill wdeg with every vertex's weighted degree (rows summed in order, in fixed chunks
-    on the threads: the same sums as the lazy ones in _score_chunk) and return the least loss per weight an interior vertex can have in
-    rebalancing, min wdeg(v) / w(v) over the vertices of positive weight (+inf if none).
+    on the threads: the same sums as the lazy ones in rebalance_kernel._score_chunk) and
+    return the least loss per weight an interior vertex can have in rebalancing,
+    min wdeg(v) / w(v) over the vertices of positive weight (+inf if none).
     One pass over the m entries per level that rebalances; without the bound each round
     walked the overweight blocks' member lists (delaunay 2^20, k = 32, finest level: ~6
     calls moved ~35 vertices in 60 ms at one thread, walking 32k members each)."""
