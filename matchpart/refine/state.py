@@ -164,18 +164,23 @@ def better_state(over, cut, best_over, best_cut):
 
 
 @njit(cache=True, internal=True)
-def host_induced_labelled(indptr, indices, ewgt, vwgt, verts, local, label, a, b):
-    """Host arrays of the subgraph induced by ``verts``, which are the vertices u with
-    label[u] == a or label[u] == b (a == b for one label); local[v]: v's index there, for v
-    in verts. It only reads, and tells members by their label, not by ``local``: threads
-    may build the subgraphs of other labels side by side (their vertices never take a or b)."""
+def _member(u, local, label, a, b):
+    """u is a vertex of the induced subgraph: by its label when ``label`` is given, else by
+    its local index."""
+    if label.shape[0]:
+        return label[u] == a or label[u] == b
+    return local[u] >= 0
+
+
+@njit(cache=True, internal=True)
+def _induced_arrays(indptr, indices, ewgt, vwgt, verts, local, label, a, b):
+    """The rows of ``verts`` restricted to the members (_member), renamed by ``local``."""
     ns = verts.shape[0]
     m = 0
     for i in range(ns):
         v = verts[i]
         for e in range(indptr[v], indptr[v + 1]):
-            lu = label[indices[e]]
-            if lu == a or lu == b:
+            if _member(indices[e], local, label, a, b):
                 m += 1
     sindptr = np.zeros(ns + 1, dtype=np.int64)
     sindices = np.empty(m, dtype=indices.dtype)
@@ -187,12 +192,21 @@ def host_induced_labelled(indptr, indices, ewgt, vwgt, verts, local, label, a, b
         svwgt[i] = vwgt[v]
         for e in range(indptr[v], indptr[v + 1]):
             u = indices[e]
-            if label[u] == a or label[u] == b:
+            if _member(u, local, label, a, b):
                 sindices[at] = local[u]
                 sewgt[at] = ewgt[e]
                 at += 1
         sindptr[i + 1] = at
     return sindptr, sindices, sewgt, svwgt
+
+
+@njit(cache=True, internal=True)
+def host_induced_labelled(indptr, indices, ewgt, vwgt, verts, local, label, a, b):
+    """Host arrays of the subgraph induced by ``verts``, which are the vertices u with
+    label[u] == a or label[u] == b (a == b for one label); local[v]: v's index there, for v
+    in verts. It only reads, and tells members by their label, not by ``local``: threads
+    may build the subgraphs of other labels side by side (their vertices never take a or b)."""
+    return _induced_arrays(indptr, indices, ewgt, vwgt, verts, local, label, a, b)
 
 
 @njit(cache=True, internal=True)
@@ -202,27 +216,7 @@ def host_induced(indptr, indices, ewgt, vwgt, verts, local):
     ns = verts.shape[0]
     for i in range(ns):
         local[verts[i]] = i
-    m = 0
-    for i in range(ns):
-        v = verts[i]
-        for e in range(indptr[v], indptr[v + 1]):
-            if local[indices[e]] >= 0:
-                m += 1
-    sindptr = np.zeros(ns + 1, dtype=np.int64)
-    sindices = np.empty(m, dtype=indices.dtype)
-    sewgt = np.empty(m, dtype=ewgt.dtype)
-    svwgt = np.empty(ns, dtype=vwgt.dtype)
-    at = 0
-    for i in range(ns):
-        v = verts[i]
-        svwgt[i] = vwgt[v]
-        for e in range(indptr[v], indptr[v + 1]):
-            u = local[indices[e]]
-            if u >= 0:
-                sindices[at] = u
-                sewgt[at] = ewgt[e]
-                at += 1
-        sindptr[i + 1] = at
+    sub = _induced_arrays(indptr, indices, ewgt, vwgt, verts, local, np.empty(0, dtype=np.int64), 0, 0)
     for i in range(ns):
         local[verts[i]] = -1
-    return sindptr, sindices, sewgt, svwgt
+    return sub
