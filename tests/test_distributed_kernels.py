@@ -41,17 +41,32 @@ def test_local_columns_match_unique_and_searchsorted(case):
     assert np.array_equal(ghosts, ref_ghosts) and np.array_equal(adj, ref)
 
 
+def _merged_reference(cr, cc, cw, n, nc, first):
+    """Per row, columns ascending with duplicates summed one by one in arrival order."""
+    key = (cr - first) * max(n, 1) + cc
+    o = np.argsort(key, kind="stable")
+    ks = key[o]
+    new = np.concatenate([[True], ks[1:] != ks[:-1]]) if ks.shape[0] else np.zeros(0, dtype=bool)
+    starts = np.flatnonzero(new)
+    ref_w = np.zeros(starts.shape[0], dtype=cw.dtype)
+    for i, x in zip(np.cumsum(new) - 1, cw[o]):
+        ref_w[i] = x if ref_w[i] == 0 else ref_w[i] + x
+    ptr = np.concatenate([[0], np.cumsum(np.bincount(ks[starts] // max(n, 1), minlength=nc))])
+    return ptr, ks[starts] % max(n, 1), ref_w
+
+
 @settings(max_examples=60, deadline=None)
-@given(local_rows(), st.integers(1, 4), st.booleans())
-def test_coarse_entries_and_merge_match_sorts(case, size, floats):
+@given(local_rows(), st.integers(1, 4), st.booleans(), st.data())
+def test_coarse_entries_and_merge_match_sorts(case, size, floats, data):
     n, first, last, indptr, cols = case
     nl = last - first
     adj, ghosts = local_columns(cols, first, last)
     rng = np.random.default_rng(int(indptr[-1]) + n)
-    cid_ext = rng.integers(0, max(n // 2, 1), nl + ghosts.shape[0])
+    nc_all = max(n // 2, 1)
+    cid_ext = rng.integers(0, nc_all, nl + ghosts.shape[0])
     owner = rng.integers(0, size, nl)
     w = rng.random(cols.shape[0]) if floats else rng.integers(1, 9, cols.shape[0])
-    counts, cr, cc, cw = ck.coarse_entries(indptr, adj, w, cid_ext, owner, size)
+    counts, cr, cc, cw = ck.coarse_entries(indptr, adj, w, cid_ext, owner, size, -1)
     # reference: the off-diagonal entries, stably sorted by the row's owner
     rows = np.repeat(np.arange(nl), np.diff(indptr))
     off = np.flatnonzero(cid_ext[rows] != cid_ext[adj])
@@ -60,29 +75,46 @@ def test_coarse_entries_and_merge_match_sorts(case, size, floats):
     assert np.array_equal(counts, np.bincount(owner[rows[off]], minlength=size))
     assert np.array_equal(cr, cid_ext[rows[sel]]) and np.array_equal(cc, cid_ext[adj[sel]])
     assert np.array_equal(cw, w[sel])
-    # merge: per row, columns ascending with duplicates summed in arrival order
-    nc = int(cr.max()) + 1 if cr.shape[0] else 0
-    ptr, mc, mw = ck.merge_rows(cr, cc, cw, nc)
-    key = cr * max(n, 1) + cc
-    o = np.argsort(key, kind="stable")
-    ks = key[o]
-    starts = np.flatnonzero(np.concatenate([[True], ks[1:] != ks[:-1]])) if ks.shape[0] else ks
-    ref_w = np.zeros(starts.shape[0], dtype=cw.dtype)   # summed one by one in arrival order
-    run = np.cumsum(np.concatenate([[True], ks[1:] != ks[:-1]])) - 1 if ks.shape[0] else ks
-    for i, x in zip(run, cw[o]):
-        ref_w[i] = x if ref_w[i] == 0 else ref_w[i] + x
-    assert np.array_equal(mc, ks[starts] % max(n, 1) if ks.shape[0] else mc)
-    assert np.array_equal(mw, ref_w)
-    assert np.array_equal(ptr, np.concatenate([[0], np.cumsum(np.bincount(ks[starts] // max(n, 1), minlength=nc))]))
+    # skipping a rank's group leaves the others as they were
+    rank = data.draw(st.integers(0, size - 1))
+    scounts, scr, scc, scw = ck.coarse_entries(indptr, adj, w, cid_ext, owner, size, rank)
+    kept = np.repeat(np.arange(size), counts) != rank
+    assert scounts[rank] == 0 and np.array_equal(np.delete(scounts, rank), np.delete(counts, rank))
+    assert np.array_equal(scr, cr[kept]) and np.array_equal(scc, cc[kept]) and np.array_equal(scw, cw[kept])
+    # merge on ``rank``: its own rows in place between the entries received from lower and
+    # higher ranks, as if every entry had been listed and merged in arrival order
+    rown = owner.copy()
+    rown[rng.random(nl) < 0.5] = rank      # rows of rank's coarse vertices, whatever the draw
+    own_rows = rown == rank
+    cid_ext[:nl][own_rows] = rng.integers(0, nc_all, int(own_rows.sum()))
+    nr = data.draw(st.integers(0, 12))
+    rr = rng.integers(0, nc_all, nr)
+    rc = rng.integers(0, nc_all, nr)
+    rw = rng.random(nr) if floats else rng.integers(1, 9, nr)
+    before = data.draw(st.integers(0, nr))
+    lc, lcr, lcc, lcw = ck.coarse_entries(indptr, adj, w, cid_ext, rown, size, -1)
+    at = int(lc[:rank].sum())
+    mine = slice(at, at + int(lc[rank]))
+    all_r = np.concatenate([rr[:before], lcr[mine], rr[before:]])
+    all_c = np.concatenate([rc[:before], lcc[mine], rc[before:]])
+    all_w = np.concatenate([rw[:before], lcw[mine], rw[before:]]).astype(w.dtype)
+    ne = indptr[-1] + nr
+    ptr, mc, mw = ck.merge_rows(indptr, adj, w, cid_ext, rown, rank, 0, nc_all, rr, rc, rw.astype(w.dtype),
+                                before, np.empty(ne, dtype=np.int64), np.empty(ne, dtype=w.dtype),
+                                np.empty(indptr[-1], dtype=np.int64))
+    ref_ptr, ref_c, ref_w = _merged_reference(all_r, all_c, all_w, n, nc_all, 0)
+    assert np.array_equal(ptr, ref_ptr) and np.array_equal(mc, ref_c) and np.array_equal(mw, ref_w)
 
 
-def test_merge_rows_long_rows_take_the_sorting_path():
+def test_merge_rows_long_rows_take_every_sorting_path():
     rng = np.random.default_rng(3)
-    rows = np.repeat(np.arange(3), [ck.INSERTION_MAX * 4, 1, ck.INSERTION_MAX + 1])
+    rows = np.repeat(np.arange(4), [ck.INSERTION_SORT_MAX * 4, 1, ck.RANK_SORT_MAX + 1, ck.INSERTION_SORT_MAX + 1])
     cols = rng.integers(0, 20, rows.shape[0])
     w = rng.random(rows.shape[0])
-    ptr, mc, mw = ck.merge_rows(rows, cols, w, 3)
-    for r in range(3):
+    empty = np.zeros(1, dtype=np.int64)   # no own rows: every entry was received
+    ptr, mc, mw = ck.merge_rows(empty, empty[:0], w[:0], empty[:0], empty[:0], 0, 0, 4, rows, cols, w, 0,
+                                np.empty_like(cols), np.empty_like(w), empty[:0])
+    for r in range(4):
         sel = rows == r
         u = np.unique(cols[sel])
         assert np.array_equal(mc[ptr[r]:ptr[r + 1]], u)

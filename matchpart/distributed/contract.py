@@ -63,11 +63,20 @@ def contract(g, mate, *, method="numba"):
     vwgt = np.zeros(nc, dtype=g.vwgt.dtype)
     ck.add_at(vwgt, to - first, w)
     # edges: (coarse row, coarse col, weight) to the row's owner, diagonal dropped here
-    counts, cr, cc, w = ck.coarse_entries(g.indptr, g.adj, g.ewgt, cid_ext, coarse_owner, c.size)
-    cr, _ = c.alltoallv(cr, counts)
-    cc, _ = c.alltoallv(cc, counts)
-    w, _ = c.alltoallv(w, counts)
-    indptr, cols, ewgt = ck.merge_rows(cr - first, cc, w, nc)
+    # edges: (coarse row, coarse col, weight) to the row's owner, diagonal dropped here; the
+    # rows this rank owns stay in place (merge_rows reads them from the fine rows)
+    counts, cr, cc, w = ck.coarse_entries(g.indptr, g.adj, g.ewgt, cid_ext, coarse_owner, c.size, c.rank)
+    if c.size > 1:
+        cr, rcounts = c.alltoallv(cr, counts)
+        cc, _ = c.alltoallv(cc, counts)
+        w, _ = c.alltoallv(w, counts)
+    else:
+        rcounts = counts
+    n_own = g.indptr[-1]
+    indptr, cols, ewgt = ck.merge_rows(g.indptr, g.adj, g.ewgt, cid_ext, coarse_owner, c.rank, first, nc, cr, cc, w,
+                                       int(rcounts[:c.rank].sum()), np.empty(n_own + cr.shape[0], dtype=np.int64),
+                                       np.empty(n_own + cr.shape[0], dtype=g.ewgt.dtype),
+                                       np.empty(n_own, dtype=np.int64))
     return DistGraph(c, vtxdist, indptr, cols, ewgt.astype(g.ewgt.dtype, copy=False), vwgt), cid
 
 

@@ -14,25 +14,24 @@ from __future__ import annotations
 import numpy as np
 
 from ..jit import njit
+from ..coarsen.rowsort import INSERTION_SORT_MAX, RANK_SORT_MAX, _insertion_sort_pairs, _rank_sort_row
 from ..prefetch import PREFETCH_DISTANCE, prefetch
 
-# Rows up to this length are sorted by insertion (stable, in place); longer ones (hubs of
-# power-law graphs) by a stable argsort. Delaunay's coarse rows hold ~6-12 entries, where an
-# argsort call's allocations cost more than the sort.
-INSERTION_MAX = 32
 
 
 @njit(cache=True)
-def coarse_entries(indptr, adj, ewgt, cid_ext, owner, size):
-    """Per own entry whose ends lie in different coarse vertices: (coarse row, coarse column,
-    weight), grouped by owner[row] (the coarse row's rank) in entry order within a group.
-    Returns (counts per rank, rows, columns, weights). One pass over the entries (each
-    reads a random coarse id: a second counting pass cost as much as the fill), into slots
-    sized by the rows' lengths, then the groups are closed up."""
+def coarse_entries(indptr, adj, ewgt, cid_ext, owner, size, skip):
+    """Per own entry whose ends lie in different coarse vertices and whose row's coarse
+    owner (owner[row]) is not ``skip``: (coarse row, coarse column, weight), grouped by that
+    owner in entry order within a group (``skip``'s group empty: merge_rows reads those
+    rows in place; -1 skips none). Returns (counts per rank, rows, columns, weights). One
+    pass over the entries (each reads a random coarse id: a second counting pass cost as
+    much as the fill), into slots sized by the rows' lengths, then the groups are closed up."""
     nl = indptr.shape[0] - 1
     start = np.zeros(size + 1, dtype=np.int64)
     for v in range(nl):
-        start[owner[v] + 1] += indptr[v + 1] - indptr[v]
+        if owner[v] != skip:
+            start[owner[v] + 1] += indptr[v + 1] - indptr[v]
     for r in range(size):
         start[r + 1] += start[r]
     at = start[:size].copy()
@@ -41,8 +40,10 @@ def coarse_entries(indptr, adj, ewgt, cid_ext, owner, size):
     cols = np.empty(total, dtype=np.int64)
     w = np.empty(total, dtype=ewgt.dtype)
     for v in range(nl):
-        cv = cid_ext[v]
         r = owner[v]
+        if r == skip:
+            continue
+        cv = cid_ext[v]
         i = at[r]
         for e in range(indptr[v], indptr[v + 1]):
             if e + PREFETCH_DISTANCE < total:
@@ -66,53 +67,89 @@ def coarse_entries(indptr, adj, ewgt, cid_ext, owner, size):
 
 
 @njit(cache=True)
-def merge_rows(rows, cols, w, nc):
-    """Coarse CSR (indptr, columns, weights) of ``nc`` local rows from entries (local row,
-    column, weight): columns ascending in each row, duplicates summed in arrival order."""
-    indptr = np.zeros(nc + 1, dtype=np.int64)
-    for i in range(rows.shape[0]):
-        indptr[rows[i] + 1] += 1
+def merge_rows(indptr, adj, ewgt, cid_ext, owner, rank, first, nc, rrows, rcols, rw, before, bc, bw, mapped):
+    """Coarse CSR (indptr, columns, weights) of this rank's ``nc`` coarse rows (global ids
+    ``first`` + local row): the own fine rows whose coarse owner is ``rank`` (read in place,
+    as coarse_entries would list them), and the entries (row, column, weight) received from
+    the other ranks, the first ``before`` of them from lower ranks. Columns ascending in each
+    row; duplicates summed in arrival order (lower ranks, own rows, higher ranks), as a
+    merge of every rank's coarse_entries would. Scratch, allocated by numpy (transparent huge
+    pages: the bucket fill's scattered writes miss the TLB far less, as in coarsen.contract):
+    ``bc``, ``bw`` of the entries' total length, ``mapped`` of the own entries' length.
+    Not materialising the own entries as triples saved ~25% of delaunay 2^20's P = 1
+    contraction."""
+    nl = indptr.shape[0] - 1
+    ne = rrows.shape[0]
+    ptr = np.zeros(nc + 1, dtype=np.int64)
+    for i in range(ne):
+        ptr[rrows[i] - first + 1] += 1
+    total = indptr[nl]
+    for v in range(nl):
+        if owner[v] != rank:
+            continue
+        cv = cid_ext[v]
+        n_off = 0
+        for e in range(indptr[v], indptr[v + 1]):
+            if e + PREFETCH_DISTANCE < total:
+                prefetch(cid_ext, adj[e + PREFETCH_DISTANCE])
+            cu = cid_ext[adj[e]]
+            mapped[e] = cu
+            n_off += cu != cv
+        ptr[cv - first + 1] += n_off
     for r in range(nc):
-        indptr[r + 1] += indptr[r]
-    fill = indptr[:-1].copy()
-    bc = np.empty(rows.shape[0], dtype=np.int64)
-    bw = np.empty(rows.shape[0], dtype=w.dtype)
-    for i in range(rows.shape[0]):
-        j = fill[rows[i]]
-        bc[j], bw[j] = cols[i], w[i]
-        fill[rows[i]] += 1
+        ptr[r + 1] += ptr[r]
+    fill = ptr[:-1].copy()
+    for i in range(before):
+        r = rrows[i] - first
+        j = fill[r]
+        bc[j], bw[j] = rcols[i], rw[i]
+        fill[r] = j + 1
+    for v in range(nl):
+        if owner[v] != rank:
+            continue
+        cv = cid_ext[v]
+        r = cv - first
+        j = fill[r]
+        for e in range(indptr[v], indptr[v + 1]):
+            cu = mapped[e]
+            if cu != cv:
+                bc[j], bw[j] = cu, ewgt[e]
+                j += 1
+        fill[r] = j
+    for i in range(before, ne):
+        r = rrows[i] - first
+        j = fill[r]
+        bc[j], bw[j] = rcols[i], rw[i]
+        fill[r] = j + 1
+    tc = np.empty(RANK_SORT_MAX, dtype=bc.dtype)
+    tw = np.empty(RANK_SORT_MAX, dtype=bw.dtype)
     out_ptr = np.zeros(nc + 1, dtype=np.int64)
-    out_c = np.empty(rows.shape[0], dtype=np.int64)
-    out_w = np.empty(rows.shape[0], dtype=w.dtype)
     k = 0
     for r in range(nc):
-        lo, hi = indptr[r], indptr[r + 1]
-        if hi - lo <= INSERTION_MAX:
-            for i in range(lo + 1, hi):   # stable insertion sort by column
-                x, y = bc[i], bw[i]
-                j = i - 1
-                while j >= lo and bc[j] > x:
-                    bc[j + 1], bw[j + 1] = bc[j], bw[j]
-                    j -= 1
-                bc[j + 1], bw[j + 1] = x, y
-        else:
+        lo, hi = ptr[r], ptr[r + 1]
+        if hi - lo <= RANK_SORT_MAX:
+            _rank_sort_row(bc, bw, lo, hi, tc, tw)
+        elif hi - lo <= INSERTION_SORT_MAX:
+            _insertion_sort_pairs(bc, bw, lo, hi)
+        else:   # hubs: a stable sort (the row may repeat columns, so not _quicksort_pairs)
             order = np.argsort(bc[lo:hi], kind="mergesort")
             sc = bc[lo:hi][order]
             sw = bw[lo:hi][order]
             bc[lo:hi] = sc
             bw[lo:hi] = sw
-        i = lo
-        while i < hi:
-            col = bc[i]
-            acc = bw[i]
-            i += 1
-            while i < hi and bc[i] == col:
-                acc += bw[i]
-                i += 1
-            out_c[k], out_w[k] = col, acc
-            k += 1
+        # merged down to k (k <= lo: nothing unread is overwritten), without branches: a new
+        # column goes to k, a repeat adds its weight to the entry before k
+        row_start = k
+        for i in range(lo, hi):
+            d, x = bc[i], bw[i]
+            new = (k == row_start) | (bc[k - 1] != d)
+            t = k - 1 + new
+            prev = bw[t]
+            bc[t] = d
+            bw[t] = x if new else prev + x
+            k += new
         out_ptr[r + 1] = k
-    return out_ptr, out_c[:k].copy(), out_w[:k].copy()
+    return out_ptr, bc[:k].copy(), bw[:k].copy()
 
 
 @njit(cache=True)

@@ -77,11 +77,12 @@ def jet_rounds(g, parts, k, lmax, *, seed, patience, max_rounds, negative_gain_f
             nb = kn.boundary_list(g.indptr, g.adj, ext, bnd, in_list)
         if (bw > lmax).any():
             # in place on parts and ext; the list grows around the moves (rebuilding it after
-            # each of the 40 calls on delaunay 2^18, k = 32, P = 1 cost 0.09 s)
-            parts, ext, mv, ghost_at = rebalance(g, parts, ext, k, lmax, seed=seed + 7919 * it)
+            # each of the 40 calls on delaunay 2^18, k = 32, P = 1 cost 0.09 s), which
+            # rebalancing tries first
+            parts, ext, mv, ghost_at, nb = rebalance(g, parts, ext, k, lmax, seed=seed + 7919 * it,
+                                                     listed=(bnd, nb, in_list))
             local_bw = block_sums(parts, vw, k)
             bw = c.allreduce(local_bw)
-            nb = kn.extend_list(g.indptr, g.adj, mv, mv.shape[0], gptr, gnbr, ghost_at, bnd, nb, in_list)
             nsince = kn.note_moved(mv, mv.shape[0], since, since_list, nsince)
             ghosts_since.append(ghost_at)
         nb, two_cut = scan_boundary(g.indptr, g.adj, g.ewgt, ext, k, bnd, nb, in_list, locked,

@@ -205,14 +205,17 @@ def rebalance(g, parts, k, lmax, *, seed=0, rounds=REBALANCE_ROUNDS, method="num
     return parts
 
 
-def rebalance_tracked(g, parts, ext, k, lmax, *, seed=0, rounds=REBALANCE_ROUNDS):
+def rebalance_tracked(g, parts, ext, k, lmax, *, seed=0, rounds=REBALANCE_ROUNDS, listed=None):
     """rebalance's rounds on the compiled kernels, in place on ``parts`` (int64) and ``ext``
     (their blocks with the ghosts', current). Returns (parts, ext, own vertices moved, local
-    indices of ghosts whose block changed): Jet then extends its boundary list around them
-    instead of rebuilding it (a full pass over the rows: 0.09 s over 47 calls on delaunay
-    2^18, k = 32, P = 1)."""
+    indices of ghosts whose block changed, the list's length): Jet then extends its boundary
+    list around them instead of rebuilding it (a full pass over the rows: 0.09 s over 47
+    calls on delaunay 2^18, k = 32, P = 1). ``listed``: Jet's (list, its length, flags), a
+    superset of the own boundary vertices: each round tries them first (rk.select) and
+    extends the list around its moves (in place; the new length is returned)."""
     from . import rebalance_kernels as rk
     from .jet import ghost_adjacency
+    from .jet_kernels import extend_list
     c = g.comm
     nl = g.n_local
     vw = g.vwgt.astype(np.float64)
@@ -229,6 +232,13 @@ def rebalance_tracked(g, parts, ext, k, lmax, *, seed=0, rounds=REBALANCE_ROUNDS
     was_allowed = np.ones(k, dtype=np.bool_)
     gptr, gnbr, _ = ghost_adjacency(g)
     key = np.uint64(stream_key(seed, STREAM_REBALANCE))
+    if listed is None:
+        bnd, nb, in_list, floor = np.zeros(0, dtype=np.int64), 0, None, np.inf
+    else:
+        bnd, nb, in_list = listed
+        if getattr(g, "_loss_floor", None) is None:   # once per graph (one pass over its rows)
+            g._loss_floor = rk.loss_floor(g.indptr, g.ewgt, vw)
+        floor = g._loss_floor
     for rnd in range(rounds):
         head = _round_head(g, parts, vw, k, lmax)
         if head is None:
@@ -239,7 +249,8 @@ def rebalance_tracked(g, parts, ext, k, lmax, *, seed=0, rounds=REBALANCE_ROUNDS
         was_allowed[:] = allowed
         share = (bw - lmax) * np.divide(local, bw, out=np.zeros(k), where=bw > 0)
         movers, dest, loss, asked = rk.select(g.indptr, g.adj, g.ewgt, ext, vw, k, over, allowed, key,
-                                              int(np.argmin(bw)), np.ceil(share), known, kd, kcd, kco)
+                                              int(np.argmin(bw)), np.ceil(share), known, kd, kcd, kco, bnd[:nb],
+                                              floor)
         total_asked = c.allreduce(asked)
         room = np.maximum(lmax - bw, 0) * np.divide(asked, total_asked, out=np.zeros(k), where=total_asked > 0)
         nmoved = rk.admit(movers, dest, loss, vw, np.floor(room), rnd > 0, parts, ext, now, changed, moved, nmoved)
@@ -248,9 +259,11 @@ def rebalance_tracked(g, parts, ext, k, lmax, *, seed=0, rounds=REBALANCE_ROUNDS
         ghosts_at.append(at)
         movers = movers[now[movers]]
         rk.invalidate(g.indptr, g.adj, movers, movers.shape[0], gptr, gnbr, at, known)
+        if in_list is not None:
+            nb = extend_list(g.indptr, g.adj, movers, movers.shape[0], gptr, gnbr, at, bnd, nb, in_list)
         now[movers] = False
     at = np.unique(np.concatenate(ghosts_at)) if ghosts_at else np.zeros(0, dtype=np.int64)
-    return parts, ext, moved[:nmoved], at
+    return parts, ext, moved[:nmoved], at, nb
 
 
 def _prefix_up_to(group, order_key, weight, limit, at_least_one=True):

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import backend
+from ..backend.rng import hash32_at, stream_key
 from ..coarsen.twohop import HUB_STREAM
-
-_CPU = backend.get("cpu")
+from ..jit import njit
 
 
 def two_hop(g, mate, cap, *, seed=0):
@@ -24,16 +23,7 @@ def two_hop(g, mate, cap, *, seed=0):
     mate = np.asarray(mate, dtype=np.int64).copy()
     free = np.flatnonzero(mate < 0)
     entry0 = c.exscan(int(g.cols.shape[0]))
-    deg = g.indptr[free + 1] - g.indptr[free]
-    pos, seg = _CPU.ranges(g.indptr[free], deg)
-    # hub: the neighbour across the first entry of maximal (weight, hash >> 1), as the kernel
-    h = (_CPU.hash32(seed, HUB_STREAM, pos + entry0) >> np.uint32(1)).astype(np.int64)
-    w = g.ewgt[pos]
-    order = np.lexsort((pos, -h, -w, seg))
-    firsts = order[np.flatnonzero(np.concatenate([[True], seg[order][1:] != seg[order][:-1]]))] \
-        if order.shape[0] else order
-    hub = np.full(free.shape[0], g.n, dtype=np.int64)         # g.n: the isolated vertices' hub
-    hub[seg[firsts]] = g.cols[pos[firsts]]
+    hub = free_hubs(g.indptr, g.cols, g.ewgt, free, entry0, np.uint64(stream_key(seed, HUB_STREAM)), g.n)
     dest = np.where(hub < g.n, g.owner(np.minimum(hub, g.n - 1)), 0)
     vw = g.vwgt[free].astype(np.float64)
     _, hubs, ids, wbits = c.exchange_packed(dest, hub, free + g.first, vw.view(np.int64))
@@ -51,3 +41,25 @@ def two_hop(g, mate, cap, *, seed=0):
     _, x, y = c.exchange_packed(g.owner(np.concatenate([u, v])), np.concatenate([u, v]), np.concatenate([v, u]))
     mate[x - g.first] = y
     return mate
+
+
+@njit(cache=True)
+def free_hubs(indptr, cols, ewgt, free, entry0, key, n):
+    """Per free own vertex, its hub: the global id across its first entry of maximal
+    (weight, hash >> 1), the hash of the entry's global position ``entry0`` + e (the
+    single-process kernel's choice); ``n`` for an isolated vertex. A whole-array lexsort of
+    the free rows' entries took 0.13 s of delaunay 2^20's P = 1 run."""
+    hub = np.empty(free.shape[0], dtype=np.int64)
+    for i in range(free.shape[0]):
+        v = free[i]
+        start, stop = indptr[v], indptr[v + 1]
+        if start == stop:
+            hub[i] = n
+            continue
+        best, bw, bh = start, ewgt[start], hash32_at(start + entry0, key) >> np.uint32(1)
+        for e in range(start + 1, stop):
+            h = hash32_at(e + entry0, key) >> np.uint32(1)
+            if ewgt[e] > bw or (ewgt[e] == bw and h > bh):
+                best, bw, bh = e, ewgt[e], h
+        hub[i] = cols[best]
+    return hub
