@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from matchpart.distributed import contract_kernels as ck
 from matchpart.distributed import jet_kernels as jk
+from matchpart.distributed import rebalance_kernels as rk
 from matchpart.distributed.dgraph import local_columns
 
 
@@ -153,3 +154,37 @@ def test_ghost_rows_boundary_and_extension(case, k):
         want |= set(rows[adj == j].tolist())
     assert sorted(listed[:nb2].tolist()) == sorted(want) and nb2 == len(want)
     assert set(np.flatnonzero(in_list).tolist()) == want
+
+
+@settings(max_examples=80, deadline=None)
+@given(local_rows(), st.integers(2, 4), st.booleans(), st.data())
+def test_select_from_the_boundary_list_equals_scoring_every_member(case, k, floats, data):
+    n, first, last, indptr, cols = case
+    nl = last - first
+    adj, ghosts = local_columns(cols, first, last)
+    rng = np.random.default_rng(int(indptr[-1]) * 7 + n + k)
+    ext = rng.integers(0, k, nl + ghosts.shape[0])
+    w = rng.random(cols.shape[0]) if floats else rng.integers(1, 9, cols.shape[0])
+    vw = rng.integers(1, 4, nl).astype(np.float64)
+    over = rng.random(k) < 0.5
+    allowed = ~over & (rng.random(k) < 0.8)
+    shed = np.where(over, rng.integers(0, 8, k), -1).astype(np.float64)
+    key = np.uint64(data.draw(st.integers(0, 2**32)))
+    lightest = int(np.flatnonzero(allowed)[0]) if allowed.any() else 0
+    # every boundary vertex, plus some interior ones, in any order
+    rows = np.repeat(np.arange(nl), np.diff(indptr))
+    boundary = np.unique(rows[ext[rows] != ext[adj]])
+    extra = np.flatnonzero(rng.random(nl) < 0.2)
+    listed = rng.permutation(np.union1d(boundary, extra)).astype(np.int64)
+    floor = rk.loss_floor(indptr, w, vw)
+
+    def run(lst, fl):
+        known, kd = np.zeros(nl, dtype=np.bool_), np.empty(nl, dtype=np.int64)
+        kcd, kco = np.empty(nl, dtype=w.dtype), np.empty(nl, dtype=w.dtype)
+        return rk.select(indptr, adj, w, ext, vw, k, over, allowed, key, lightest, shed, known, kd, kcd, kco,
+                         lst, fl)
+
+    full = run(np.zeros(0, dtype=np.int64), np.inf)
+    first_listed = run(listed, floor)
+    for a, b in zip(full, first_listed):
+        assert np.array_equal(a, b)

@@ -158,6 +158,8 @@ def ghost_rows(indptr, adj, nl, ng):
     """Per ghost j, the own vertices adjacent to it, in row order (CSR: gptr, gnbr), and the
     entry of each in the own rows (gent: its weight is ewgt[gent])."""
     gptr = np.zeros(ng + 1, dtype=np.int64)
+    if ng == 0:   # one rank: no pass over the entries
+        return gptr, np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
     for e in range(indptr[nl]):
         u = adj[e]
         if u >= nl:

@@ -201,10 +201,11 @@ def invalidate(indptr, adj, moved, nm, gptr, gnbr, ghost_at, known):
 
 
 @njit(cache=True)
-def admit(movers, dest, loss, vw, room, at_least_one, parts, ext, now, changed, moved, nmoved):
+def admit(movers, dest, loss, vw, room, at_least_one, parts, ext, now, changed, moved, nmoved, local):
     """Per destination, the movers of least loss up to room[dest]; moves them (parts, own
-    slots of ext), flags them in ``now`` (this round) and ``changed`` (this call), listing
-    the newly changed in moved[nmoved:]. Returns the new length of ``moved``."""
+    slots of ext, their weights in the local block weights ``local``), flags them in
+    ``now`` (this round) and ``changed`` (this call), listing the newly changed in
+    moved[nmoved:]. Returns the new length of ``moved``."""
     n = movers.shape[0]
     w = np.empty(n, dtype=np.float64)
     for i in range(n):
@@ -213,6 +214,8 @@ def admit(movers, dest, loss, vw, room, at_least_one, parts, ext, now, changed, 
     for i in range(n):
         if keep[i]:
             v = movers[i]
+            local[parts[v]] -= vw[v]
+            local[dest[i]] += vw[v]
             parts[v] = dest[i]
             ext[v] = dest[i]
             now[v] = True

@@ -144,11 +144,12 @@ def _afterburner(g, ext, cand, dest, gain, prio):
     return rows_c[new_gain[rows_c] > 0]
 
 
-def _round_head(g, parts, vw, k, lmax):
+def _round_head(g, parts, vw, k, lmax, local=None):
     """A rebalancing round's start, shared by both methods: (this rank's block weights, the
     global ones, the overweight blocks, the blocks that may receive), or None when no block
-    is over lmax."""
-    local = block_sums(parts, vw, k)
+    is over lmax. ``local``: this rank's block weights when the caller keeps them."""
+    if local is None:
+        local = block_sums(parts, vw, k)
     bw = g.comm.allreduce(local)
     over = bw > lmax
     if not over.any():
@@ -208,8 +209,8 @@ def rebalance(g, parts, k, lmax, *, seed=0, rounds=REBALANCE_ROUNDS, method="num
 def rebalance_tracked(g, parts, ext, k, lmax, *, seed=0, rounds=REBALANCE_ROUNDS, listed=None):
     """rebalance's rounds on the compiled kernels, in place on ``parts`` (int64) and ``ext``
     (their blocks with the ghosts', current). Returns (parts, ext, own vertices moved, local
-    indices of ghosts whose block changed, the list's length): Jet then extends its boundary
-    list around them instead of rebuilding it (a full pass over the rows: 0.09 s over 47
+    indices of ghosts whose block changed, the list's length, this rank's block weights):
+    Jet then extends its boundary list around them instead of rebuilding it (a full pass over the rows: 0.09 s over 47
     calls on delaunay 2^18, k = 32, P = 1). ``listed``: Jet's (list, its length, flags), a
     superset of the own boundary vertices: each round tries them first (rk.select) and
     extends the list around its moves (in place; the new length is returned)."""
@@ -239,8 +240,12 @@ def rebalance_tracked(g, parts, ext, k, lmax, *, seed=0, rounds=REBALANCE_ROUNDS
         if getattr(g, "_loss_floor", None) is None:   # once per graph (one pass over its rows)
             g._loss_floor = rk.loss_floor(g.indptr, g.ewgt, vw)
         floor = g._loss_floor
+    # this rank's block weights, kept through the moves where the sums are exact (integer
+    # weights; float ones are summed afresh in index order, as the numpy rounds sum them)
+    exact = g.vwgt.dtype.kind in "iub"
+    local = block_sums(parts, vw, k)
     for rnd in range(rounds):
-        head = _round_head(g, parts, vw, k, lmax)
+        head = _round_head(g, parts, vw, k, lmax, local)
         if head is None:
             break
         local, bw, over, allowed = head
@@ -253,7 +258,10 @@ def rebalance_tracked(g, parts, ext, k, lmax, *, seed=0, rounds=REBALANCE_ROUNDS
                                               floor)
         total_asked = c.allreduce(asked)
         room = np.maximum(lmax - bw, 0) * np.divide(asked, total_asked, out=np.zeros(k), where=total_asked > 0)
-        nmoved = rk.admit(movers, dest, loss, vw, np.floor(room), rnd > 0, parts, ext, now, changed, moved, nmoved)
+        nmoved = rk.admit(movers, dest, loss, vw, np.floor(room), rnd > 0, parts, ext, now, changed, moved, nmoved,
+                          local)
+        if not exact:
+            local = block_sums(parts, vw, k)
         at, blocks = g.ghost_updates(now, parts)
         ext[at] = blocks
         ghosts_at.append(at)
@@ -263,7 +271,7 @@ def rebalance_tracked(g, parts, ext, k, lmax, *, seed=0, rounds=REBALANCE_ROUNDS
             nb = extend_list(g.indptr, g.adj, movers, movers.shape[0], gptr, gnbr, at, bnd, nb, in_list)
         now[movers] = False
     at = np.unique(np.concatenate(ghosts_at)) if ghosts_at else np.zeros(0, dtype=np.int64)
-    return parts, ext, moved[:nmoved], at, nb
+    return parts, ext, moved[:nmoved], at, nb, local
 
 
 def _prefix_up_to(group, order_key, weight, limit, at_least_one=True):
