@@ -24,13 +24,19 @@ RENUMBER_MIN_VERTICES = 4096
 ROW_COST = 1
 
 
-@njit(cache=True)
 def local_columns(cols, first, last):
-    """(local index of every column: own v -> v - first, ghost j -> n_local + j; the sorted
-    ghosts). One sort of the remote columns: np.unique then searchsorted took 1.4 s + 0.5 s
-    of a 12 s run on delaunay 2^20 at P = 2, where half of all entries are remote."""
+    """(local index of every column: own v -> v - first, ghost j -> n_local + j, int32 while
+    they fit (as the single process's indices: half the bytes every kernel reads); the
+    sorted ghosts)."""
+    small = (last - first) + cols.shape[0] < 2**31   # there are at most as many ghosts as entries
+    return _local_columns(cols, first, last, np.empty(cols.shape[0], dtype=np.int32 if small else np.int64))
+
+
+@njit(cache=True)
+def _local_columns(cols, first, last, adj):
+    # one sort of the remote columns: np.unique then searchsorted took 1.4 s + 0.5 s of a
+    # 12 s run on delaunay 2^20 at P = 2, where half of all entries are remote
     nl = last - first
-    adj = np.empty(cols.shape[0], dtype=np.int64)
     nr = 0
     for e in range(cols.shape[0]):
         nr += cols[e] < first or cols[e] >= last
@@ -78,7 +84,7 @@ class DistGraph:
         self.cols = np.asarray(cols, dtype=np.int64)
         self.ewgt = np.asarray(ewgt)
         self.vwgt = np.asarray(vwgt)
-        self.rows = np.repeat(np.arange(self.n_local, dtype=np.int64), np.diff(self.indptr))
+        self._rows = None
         self.adj, self.ghosts = local_columns(self.cols, self.first, self.last)
         self.gid = np.concatenate([np.arange(self.first, self.last, dtype=np.int64), self.ghosts])
         self._build_ghost_exchange()
@@ -87,6 +93,14 @@ class DistGraph:
         self.m = int(totals[0]) // 2
         self.total_vwgt = totals[1].item()
         self.input_ids = None   # input id of each own vertex when scatter_graph renumbered the graph
+
+    @property
+    def rows(self):
+        """The own row (local index) of every entry, for the whole-array formulations; made
+        on first use (the compiled kernels walk indptr: 8 bytes per entry and a pass saved)."""
+        if self._rows is None:
+            self._rows = np.repeat(np.arange(self.n_local, dtype=np.int64), np.diff(self.indptr))
+        return self._rows
 
     def _build_ghost_exchange(self):
         # ghosts are sorted, so they are grouped by owner in rank order: exactly the order in
