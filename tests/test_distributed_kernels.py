@@ -176,13 +176,16 @@ def test_select_from_the_boundary_list_equals_scoring_every_member(case, k, floa
     boundary = np.unique(rows[ext[rows] != ext[adj]])
     extra = np.flatnonzero(rng.random(nl) < 0.2)
     listed = rng.permutation(np.union1d(boundary, extra)).astype(np.int64)
-    floor = rk.loss_floor(indptr, w, vw)
+    wdeg = np.empty(nl)
+    floor = rk.loss_floor(indptr, w, vw, wdeg)
+    in_list = np.zeros(nl, dtype=np.bool_)
+    in_list[listed] = True
 
     def run(lst, fl):
         known, kd = np.zeros(nl, dtype=np.bool_), np.empty(nl, dtype=np.int64)
         kcd, kco = np.empty(nl, dtype=w.dtype), np.empty(nl, dtype=w.dtype)
         return rk.select(indptr, adj, w, ext, vw, k, over, allowed, key, lightest, shed, known, kd, kcd, kco,
-                         lst, fl)
+                         lst, in_list, wdeg, fl)
 
     full = run(np.zeros(0, dtype=np.int64), np.inf)
     first_listed = run(listed, floor)

@@ -50,19 +50,20 @@ def _prefix(group, order_key, weight, limit, at_least_one):
 
 
 @njit(cache=True)
-def loss_floor(indptr, ewgt, vw):
-    """The least loss per weight an interior vertex can have in ``select``: min over the own
-    vertices of weighted degree / max(weight, 1e-12) (an interior vertex loses its whole
-    degree; rows summed in order, as its score sums them). +inf without vertices; -inf
-    (no list first) with a vertex of weight 0: a prefix that ends exactly at its limit
-    would take such a vertex after it, listed or not."""
+def loss_floor(indptr, ewgt, vw, wdeg):
+    """Fill wdeg with every own vertex's weighted degree (rows summed in order, as a score
+    sums them: an interior vertex of an overweight block loses exactly that) and return the
+    least loss per weight an interior vertex can have in ``select``, min wdeg / max(weight,
+    1e-12); +inf without vertices; -inf (no list first) with a vertex of weight 0: a prefix
+    that ends exactly at its limit would take such a vertex after it, listed or not."""
     lo = np.inf
     for v in range(indptr.shape[0] - 1):
-        if vw[v] <= 0:
-            return -np.inf
         s = ewgt.dtype.type(0)
         for e in range(indptr[v], indptr[v + 1]):
             s += ewgt[e]
+        wdeg[v] = s
+        if vw[v] <= 0:
+            lo = -np.inf
         lo = min(lo, np.float64(s) / max(vw[v], 1e-12))
     return lo
 
@@ -92,18 +93,22 @@ def _scored(cand, n, indptr, adj, ewgt, ext, k, allowed, key, lightest, known, k
 
 
 @njit(cache=True)
-def select(indptr, adj, ewgt, ext, vw, k, over, allowed, key, lightest, shed, known, kd, kcd, kco, listed, floor):
+def select(indptr, adj, ewgt, ext, vw, k, over, allowed, key, lightest, shed, known, kd, kcd, kco, listed, in_list,
+           wdeg, floor):
     """The own vertices of overweight blocks with their destination (the best allowed
     adjacent block, else ``lightest``) and loss; of those, per source block, the least
     loss per weight up to shed[block]. Returns (movers, their destinations, their losses
     as float64, weight asked per destination block).
 
-    ``listed``: own vertices including every boundary one (Jet's list), tried first when
-    ``floor`` (loss_floor) is finite: their selection stands when in every overweight block
-    it reaches shed[block] with losses per weight below the floor, as every unlisted vertex
-    (interior: it loses its whole degree) would come after them in the order. Else, or with
-    an empty list, every member is scored: delaunay 2^20, k = 32, P = 1, finest level: 5
-    rounds scoring ~34k members each took 137 ms to move 20 vertices.
+    ``listed`` (flags ``in_list``): own vertices including every boundary one (Jet's list),
+    scored first when ``floor`` (loss_floor, which filled ``wdeg``) is finite. An unlisted
+    vertex is interior: it goes to ``lightest`` losing its whole weighted degree, so its
+    score needs no scan. Where a block's listed prefix reaches its shed with losses per
+    weight below the floor, no interior vertex can enter; elsewhere only the interior ones
+    at most as costly as the prefix's last item can, and join it. The same movers as
+    scoring every member (delaunay 2^20, k = 32, P = 1, finest level: 5 rounds scoring
+    ~34k members each took 137 ms to move 20 vertices); with an empty list, every member
+    is scored.
 
     A vertex's best adjacent block and connectivities are kept between the rounds of a call
     (kd, kcd, kco; known[v] while valid; ``invalidate`` clears it around moves): a round
@@ -127,9 +132,14 @@ def select(indptr, adj, ewgt, ext, vw, k, over, allowed, key, lightest, shed, kn
         co = np.empty(count, dtype=ewgt.dtype)
         n = _scored(cand, count, indptr, adj, ewgt, ext, k, allowed, key, lightest, known, kd, kcd, kco, dest,
                     cd, co)
-        out = _chosen(cand, dest, cd, co, n, ext, vw, k, shed, floor)
-        if out[4]:
+        out = _chosen(cand, dest, cd, co, n, ext, vw, k, shed)
+        reach = out[4]
+        enough = True
+        for b in range(k):
+            enough = enough and (not over[b] or reach[b] < floor)
+        if enough:
             return out[0], out[1], out[2], out[3]
+        return _with_interior(cand, dest, cd, co, n, ext, vw, k, over, shed, lightest, in_list, wdeg, reach)
     count = 0
     for v in range(nl):
         count += over[ext[v]]
@@ -143,15 +153,45 @@ def select(indptr, adj, ewgt, ext, vw, k, over, allowed, key, lightest, shed, kn
     cd = np.empty(count, dtype=ewgt.dtype)   # the numpy round's dtype: int weights subtract exactly
     co = np.empty(count, dtype=ewgt.dtype)
     n = _scored(cand, count, indptr, adj, ewgt, ext, k, allowed, key, lightest, known, kd, kcd, kco, dest, cd, co)
-    out = _chosen(cand, dest, cd, co, n, ext, vw, k, shed, np.inf)
+    out = _chosen(cand, dest, cd, co, n, ext, vw, k, shed)
     return out[0], out[1], out[2], out[3]
 
 
 @njit(cache=True, internal=True)
-def _chosen(cand, dest, cd, co, n, ext, vw, k, shed, floor):
+def _with_interior(cand, dest, cd, co, n, ext, vw, k, over, shed, lightest, in_list, wdeg, reach):
+    """select's merge of the scored listed candidates cand[:n] (increasing) with the interior
+    members of the overweight blocks whose loss per weight is at most reach[their block]."""
+    nl = in_list.shape[0]
+    extra = 0
+    for v in range(nl):
+        b = ext[v]
+        extra += over[b] and not in_list[v] and b != lightest and wdeg[v] / max(vw[v], 1e-12) <= reach[b]
+    m = n + extra
+    mc = np.empty(m, dtype=np.int64)
+    md = np.empty(m, dtype=np.int64)
+    mcd = np.empty(m, dtype=cd.dtype)
+    mco = np.empty(m, dtype=co.dtype)
+    i = 0
+    j = 0
+    for v in range(nl):   # both lists in increasing vertex order
+        b = ext[v]
+        if i < n and cand[i] == v:
+            mc[j], md[j], mcd[j], mco[j] = v, dest[i], cd[i], co[i]
+            i += 1
+            j += 1
+        elif over[b] and not in_list[v] and b != lightest and wdeg[v] / max(vw[v], 1e-12) <= reach[b]:
+            mc[j], md[j], mcd[j], mco[j] = v, lightest, 0, wdeg[v]
+            j += 1
+    out = _chosen(mc, md, mcd, mco, m, ext, vw, k, shed)
+    return out[0], out[1], out[2], out[3]
+
+
+@njit(cache=True, internal=True)
+def _chosen(cand, dest, cd, co, n, ext, vw, k, shed):
     """select's prefix of the scored cand[:n]: (movers, destinations, losses, weight asked
-    per destination, whether every overweight block's prefix reached its shed with losses
-    per weight below ``floor``)."""
+    per destination, and per block how far the prefix reached: the loss per weight of its
+    last item where it covers shed[block], +inf where it does not, -inf with nothing to
+    shed). Writes new arrays: the inputs stay as they were."""
     group = np.empty(n, dtype=np.int64)
     per_w = np.empty(n, dtype=np.float64)
     w = np.empty(n, dtype=np.float64)
@@ -164,22 +204,26 @@ def _chosen(cand, dest, cd, co, n, ext, vw, k, shed, floor):
         per_w[i] = loss[i] / max(vw[v], 1e-12)
     keep = _prefix(group, per_w, w, shed, True)
     taken = np.zeros(k, dtype=np.float64)
-    below = True
-    m = 0
+    reach = np.full(k, -np.inf)
     asked = np.zeros(k, dtype=np.float64)
+    m = 0
+    for i in range(n):
+        m += keep[i]
+    movers = np.empty(m, dtype=np.int64)
+    to = np.empty(m, dtype=np.int64)
+    lost = np.empty(m, dtype=np.float64)
+    m = 0
     for i in range(n):
         if keep[i]:
             taken[group[i]] += w[i]
-            below = below and per_w[i] < floor
-            cand[m], dest[m], loss[m] = cand[i], dest[i], loss[i]
+            reach[group[i]] = max(reach[group[i]], per_w[i])
+            movers[m], to[m], lost[m] = cand[i], dest[i], loss[i]
             asked[dest[i]] += w[i]
             m += 1
-    complete = below
-    if floor < np.inf:
-        for b in range(k):   # every overweight block with something to shed must have reached it
-            if shed[b] > 0 and taken[b] < shed[b]:
-                complete = False
-    return cand[:m], dest[:m], loss[:m], asked, complete
+    for b in range(k):
+        if shed[b] > 0 and taken[b] < shed[b]:
+            reach[b] = np.inf   # the prefix ran out of candidates: any interior vertex may follow
+    return movers, to, lost, asked, reach
 
 
 @njit(cache=True)
