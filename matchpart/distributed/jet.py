@@ -80,7 +80,7 @@ def jet_rounds(g, parts, k, lmax, *, seed, patience, max_rounds, negative_gain_f
             # each of the 40 calls on delaunay 2^18, k = 32, P = 1 cost 0.09 s), which
             # rebalancing tries first
             parts, ext, mv, ghost_at, nb, local_bw = rebalance(g, parts, ext, k, lmax, seed=seed + 7919 * it,
-                                                               listed=(bnd, nb, in_list))
+                                                               listed=(bnd, nb, in_list), local=local_bw)
             bw = c.allreduce(local_bw)
             nsince = kn.note_moved(mv, mv.shape[0], since, since_list, nsince)
             ghosts_since.append(ghost_at)

@@ -206,14 +206,15 @@ def rebalance(g, parts, k, lmax, *, seed=0, rounds=REBALANCE_ROUNDS, method="num
     return parts
 
 
-def rebalance_tracked(g, parts, ext, k, lmax, *, seed=0, rounds=REBALANCE_ROUNDS, listed=None):
+def rebalance_tracked(g, parts, ext, k, lmax, *, seed=0, rounds=REBALANCE_ROUNDS, listed=None, local=None):
     """rebalance's rounds on the compiled kernels, in place on ``parts`` (int64) and ``ext``
     (their blocks with the ghosts', current). Returns (parts, ext, own vertices moved, local
     indices of ghosts whose block changed, the list's length, this rank's block weights):
     Jet then extends its boundary list around them instead of rebuilding it (a full pass over the rows: 0.09 s over 47
     calls on delaunay 2^18, k = 32, P = 1). ``listed``: Jet's (list, its length, flags), a
     superset of the own boundary vertices: each round tries them first (rk.select) and
-    extends the list around its moves (in place; the new length is returned)."""
+    extends the list around its moves (in place; the new length is returned). ``local``:
+    this rank's block weights of ``parts`` when the caller keeps them (integer weights)."""
     from . import rebalance_kernels as rk
     from .jet import ghost_adjacency
     from .jet_kernels import extend_list
@@ -249,7 +250,7 @@ def rebalance_tracked(g, parts, ext, k, lmax, *, seed=0, rounds=REBALANCE_ROUNDS
     # this rank's block weights, kept through the moves where the sums are exact (integer
     # weights; float ones are summed afresh in index order, as the numpy rounds sum them)
     exact = g.vwgt.dtype.kind in "iub"
-    local = block_sums(parts, vw, k)
+    local = local.copy() if exact and local is not None else block_sums(parts, vw, k)
     for rnd in range(rounds):
         head = _round_head(g, parts, vw, k, lmax, local)
         if head is None:
