@@ -279,6 +279,41 @@ def check_two_hop():
                 ((cg.indptr, rc.indptr), (cg.indices, rc.indices), (cg.ewgt, rc.ewgt), (cg.vwgt, rc.vwgt))))
 
 
+def check_cluster():
+    # distributed label propagation: the same labels for any number of ranks (against one
+    # rank of COMM_SELF), clusters within the cap, and the coarse graph of its coarse ids ==
+    # the single-process contraction with the same mapping
+    from mpi4py import MPI
+
+    from matchpart.distributed.cluster import cluster, cluster_labels
+    from matchpart.distributed.contract import contract_ids
+    for name in ["rmat:11", "ba:3000:1", os.path.join(shared, "PGPgiantcompo.graph")]:
+        if not os.path.exists(name) and ":" not in name:
+            continue
+        whole = matchpart.load_graph(name) if c.rank == 0 else None
+        g = load(whole, c)
+        cap = 1.5 * g.total_vwgt / 200
+        labels, _ = cluster_labels(g, cap, seed=3)
+        cid, vtxdist = cluster(g, cap, seed=3)
+        coarse = contract_ids(g, cid, vtxdist)
+        full_labels, full_cid = g.gather_values(labels), g.gather_values(cid)
+        cg = coarse.gather_graph(root=0)
+        if c.rank == 0:
+            tag = os.path.basename(name)
+            ref, _ = cluster_labels(load(whole, Comm(MPI.COMM_SELF)), cap, seed=3)
+            weight = np.bincount(full_labels, weights=whole.vwgt, minlength=whole.n)
+            size = np.bincount(full_labels, minlength=whole.n)
+            nc = int(full_cid.max()) + 1
+            rc = single_contract(whole, full_cid, nc)
+            checks[f"cluster labels {tag}"] = bool(np.array_equal(full_labels, ref))
+            checks[f"cluster cap {tag}"] = bool(((weight <= cap) | (size <= 1)).all() and (size > 1).sum() > 0)
+            checks[f"cluster shrinks {tag}"] = bool(nc <= 0.6 * whole.n and np.array_equal(
+                np.unique(full_cid), np.arange(nc)))
+            checks[f"cluster contract {tag}"] = all(
+                np.array_equal(np.asarray(a), np.asarray(b)) for a, b in
+                ((cg.indptr, rc.indptr), (cg.indices, rc.indices), (cg.ewgt, rc.ewgt), (cg.vwgt, rc.vwgt)))
+
+
 def check_local_fm():
     # rank-local FM with frozen interfaces and per-rank room: never a higher cut, never
     # unbalanced, on a partition with room for improvement (fast preset: no FM of its own)
@@ -406,7 +441,7 @@ c.comm.Barrier()
 seconds = {}
 ratios = {}
 for check in (check_matchings, check_karp_sipser_2d, check_hash_collisions, check_kernels_match_whole_array,
-              check_read_and_contract, check_two_hop,
+              check_read_and_contract, check_two_hop, check_cluster,
               check_local_fm, check_empty_ranks, check_errors) + (check_partitions, check_part_kway, check_renumbered_scatter) * do_partition:
     t0 = time.perf_counter()
     check(ratios) if check is check_partitions else check()

@@ -14,13 +14,15 @@ from types import SimpleNamespace
 import numpy as np
 
 from .. import metrics
-from ..coarsen.hierarchy import CAP_FACTOR, MAX_LEVELS, MIN_SHRINK, UNMATCHED_FOR_TWO_HOP, level_seed_of
+from ..coarsen.hierarchy import (CAP_FACTOR, MAX_LEVELS, MIN_SHRINK, UNMATCHED_FOR_TWO_HOP, clusters_from_start,
+                                 level_seed_of, matching_keeps_edges)
 from ..pipeline import PartitionResult, _check_k_eps
 from ..presets import get_preset
 from ..uncoarsen import refined_levels
 from . import refine
 from .comm import DistributedError, as_comm
-from .contract import contract, project
+from .cluster import cluster
+from .contract import contract, contract_ids, project
 from .fm import local_fm
 from .matching import local_max
 from .read import load
@@ -91,35 +93,52 @@ def match(source, matcher="local_max", *, rating="weight", seed=0, distribution=
 
 
 def _coarsen(g, k, pre, rating, seed, timings, levels):
-    """The distributed hierarchy: [(graph, coarse id per own vertex or None)], finest first."""
+    """The distributed hierarchy: [(graph, coarse id per own vertex or None)], finest first.
+    Levels match (local max, two-hop pairing) or, by the single process's rules, cluster
+    (cluster.py): from the first level on graphs of high mean degree, and from a matching
+    level on that kept most of the edges."""
     c = g.comm
     coarsen_to = pre.coarsen_to(k)
     gather_at = max(GATHER_MIN, coarsen_to * c.size)
     cap = CAP_FACTOR * g.total_vwgt / max(coarsen_to, 1)
+    clustering = clusters_from_start(g)
     hierarchy = [[g, None]]
     for depth in range(MAX_LEVELS):
         if g.n <= gather_at:
             break
         t0 = time.perf_counter()
         level_seed = level_seed_of(seed, depth)
-        with c.phase("matching"):
-            mate, st = local_max(g, rating=rating, seed=level_seed, cap=cap)
-            # two-hop pairing when the matching left many vertices free (the single-process
-            # match_level's rule, and the same pairs)
-            matched = c.allreduce(int((mate >= 0).sum()))
-            two_hop_fraction = 0.0
-            if g.n - matched > UNMATCHED_FOR_TWO_HOP * g.n:
-                mate = two_hop(g, mate, cap, seed=level_seed)
-                two_hop_fraction = (c.allreduce(int((mate >= 0).sum())) - matched) / g.n
-        t1 = time.perf_counter()
-        with c.phase("contraction"):
-            coarse, cid = contract(g, mate)
-        t2 = time.perf_counter()
-        timings["matching"] += t1 - t0
-        timings["contraction"] += t2 - t1
+        st = {"rounds": 0, "matched_fraction": [0.0]}
+        two_hop_fraction = 0.0
+        if not clustering:
+            with c.phase("matching"):
+                mate, st = local_max(g, rating=rating, seed=level_seed, cap=cap)
+                # two-hop pairing when the matching left many vertices free (the single-process
+                # match_level's rule, and the same pairs)
+                matched = c.allreduce(int((mate >= 0).sum()))
+                if g.n - matched > UNMATCHED_FOR_TWO_HOP * g.n:
+                    mate = two_hop(g, mate, cap, seed=level_seed)
+                    two_hop_fraction = (c.allreduce(int((mate >= 0).sum())) - matched) / g.n
+            t1 = time.perf_counter()
+            with c.phase("contraction"):
+                coarse, cid = contract(g, mate)
+            t2 = time.perf_counter()
+            timings["matching"] += t1 - t0
+            timings["contraction"] += t2 - t1
+            clustering = matching_keeps_edges(g, coarse)   # this level again, and every later one
+            t0 = time.perf_counter()
+        if clustering:
+            with c.phase("matching"):
+                cid, vtxdist = cluster(g, cap, seed=level_seed)
+            t1 = time.perf_counter()
+            with c.phase("contraction"):
+                coarse = contract_ids(g, cid, vtxdist)
+            t2 = time.perf_counter()
+            timings["matching"] += t1 - t0
+            timings["contraction"] += t2 - t1
         levels.append({"n": g.n, "m": g.m, "rounds": st["rounds"],
                        "matched_fraction": st["matched_fraction"][-1] if st["matched_fraction"] else 0.0,
-                       "two_hop_fraction": two_hop_fraction, "time": t2 - t0})
+                       "two_hop_fraction": two_hop_fraction, "clustered": clustering, "time": t2 - t0})
         hierarchy[-1][1] = cid
         hierarchy.append([coarse, None])
         stalled = coarse.n > MIN_SHRINK * g.n
@@ -127,7 +146,7 @@ def _coarsen(g, k, pre, rating, seed, timings, levels):
         if stalled:
             break
     levels.append({"n": g.n, "m": g.m, "rounds": 0, "matched_fraction": 0.0, "two_hop_fraction": 0.0,
-                   "time": 0.0})
+                   "clustered": False, "time": 0.0})
     return hierarchy
 
 

@@ -52,8 +52,14 @@ def contract(g, mate, *, method="numba"):
         return _contract_xp(g, mate)
     if method != "numba":
         raise ValueError(f"method must be 'numba' or 'xp', got {method!r}")
-    c = g.comm
     cid, vtxdist = coarse_ids(g, mate)
+    return contract_ids(g, cid, vtxdist), cid
+
+
+def contract_ids(g, cid, vtxdist):
+    """The coarse DistGraph of any grouping: ``cid`` the global coarse id of every own vertex,
+    ``vtxdist`` the coarse ranges (a matching's contract, or clusters)."""
+    c = g.comm
     coarse_owner = np.searchsorted(vtxdist, cid, side="right") - 1
     cid_ext = g.extended(cid)
     first = int(vtxdist[c.rank])
@@ -77,7 +83,7 @@ def contract(g, mate, *, method="numba"):
                                        int(rcounts[:c.rank].sum()), np.empty(n_own + cr.shape[0], dtype=np.int64),
                                        np.empty(n_own + cr.shape[0], dtype=g.ewgt.dtype),
                                        np.empty(n_own, dtype=np.int64))
-    return DistGraph(c, vtxdist, indptr, cols, ewgt.astype(g.ewgt.dtype, copy=False), vwgt), cid
+    return DistGraph(c, vtxdist, indptr, cols, ewgt.astype(g.ewgt.dtype, copy=False), vwgt)
 
 
 def _contract_xp(g, mate):
