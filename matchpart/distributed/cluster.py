@@ -14,10 +14,11 @@ which keeps its weight and member count. A round:
    stays within the cap (leaving vertices are not counted as room, so no cluster exceeds
    it), and the accepted vertices' old clusters lose their weight;
 4. moved vertices' labels go to the ranks that hold them as ghosts.
-The labels are the same for any number of ranks given the same graph (every decision is
-a function of global ids and the previous round's weights), not those of the single
-process's coarsen/lp_cluster.py (whose rounds it follows; its tie hashes are of local
-chunk positions). Coarse ids then number the non-empty clusters in label order.
+The labels are the same for any number of ranks (every decision is a function of global
+ids and the previous round's weights; with float vertex weights, up to the rounding of the
+weight sums, which arrive in rank order), but not those of the single process's
+coarsen/lp_cluster.py, which re-evaluates only the vertices near a move. ``cluster`` then
+groups the vertices left alone and numbers the non-empty clusters on their owners.
 """
 from __future__ import annotations
 
