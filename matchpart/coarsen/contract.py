@@ -22,7 +22,7 @@ from ..prefetch import PREFETCH_DISTANCE, prefetch
 from ..threads import PRANGE_ONLY
 from .gather import (TRANSPOSE_CHUNK_ENTRIES, coarse_vertex_weights, contract_by_gathering,
                      contract_by_gathering_parallel)
-from .rowsort import INSERTION_SORT_MAX, RANK_SORT_MAX, _rank_sort_row, _sort_row
+from .rowsort import INSERTION_SORT_MAX, RANK_SORT_MAX, _rank_sort_row, _sort_row, merge_sorted_row
 # coarse ids live beside the other pairing bookkeeping; imported here, where callers look
 from .pairs import mapping_from_labels, mapping_from_matching, mapping_from_matching_xp  # noqa: F401
 
@@ -334,18 +334,7 @@ def _merge_rows(lo, hi, bstart, bcol, bw, slot, row_len, tc, tw):
                 _rank_sort_row(bcol, bw, start, stop, tc, tw)
             else:
                 _sort_row(bcol, bw, start, stop)
-            top = start
-            for i in range(start, stop):
-                # without branches (whether a column repeats is a coin flip): a new column
-                # goes to top, a repeat adds its weight to the entry before top
-                d, w = bcol[i], bw[i]
-                new = (top == start) | (bcol[top - 1] != d)
-                t = top - 1 + new
-                prev = bw[t]
-                bcol[t] = d
-                bw[t] = w if new else prev + w
-                top += new
-            row_len[c + 1] = top - start
+            row_len[c + 1] = merge_sorted_row(bcol, bw, start, stop, start) - start
             continue
         top = start
         for i in range(start, stop):

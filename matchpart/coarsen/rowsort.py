@@ -41,6 +41,24 @@ def _rank_sort_row(cols, wgts, start, stop, tc, tw):
 
 
 @njit(cache=True, internal=True)
+def merge_sorted_row(cols, wgts, start, stop, to):
+    """Merge the duplicate columns of the sorted row cols[start:stop] (weights summed in row
+    order) into cols[to:], to <= start; returns the end of the merged row. Without branches
+    (whether a column repeats is a coin flip): a new column goes to the end, a repeat adds
+    its weight to the entry before it."""
+    top = to
+    for i in range(start, stop):
+        d, w = cols[i], wgts[i]
+        new = (top == to) | (cols[top - 1] != d)
+        t = top - 1 + new
+        prev = wgts[t]
+        cols[t] = d
+        wgts[t] = w if new else prev + w
+        top += new
+    return top
+
+
+@njit(cache=True, internal=True)
 def _sort_row(cols, wgts, start, stop):
     """Sort cols[start:stop] ascending, carrying wgts along; stable for short rows (equal
     columns keep their order), long rows must have distinct columns."""

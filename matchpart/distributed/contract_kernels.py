@@ -14,7 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..jit import njit
-from ..coarsen.rowsort import INSERTION_SORT_MAX, RANK_SORT_MAX, _insertion_sort_pairs, _rank_sort_row
+from ..coarsen.rowsort import (INSERTION_SORT_MAX, RANK_SORT_MAX, _insertion_sort_pairs, _rank_sort_row,
+                               merge_sorted_row)
 from ..prefetch import PREFETCH_DISTANCE, prefetch
 
 
@@ -137,17 +138,7 @@ def merge_rows(indptr, adj, ewgt, cid_ext, owner, rank, first, nc, rrows, rcols,
             sw = bw[lo:hi][order]
             bc[lo:hi] = sc
             bw[lo:hi] = sw
-        # merged down to k (k <= lo: nothing unread is overwritten), without branches: a new
-        # column goes to k, a repeat adds its weight to the entry before k
-        row_start = k
-        for i in range(lo, hi):
-            d, x = bc[i], bw[i]
-            new = (k == row_start) | (bc[k - 1] != d)
-            t = k - 1 + new
-            prev = bw[t]
-            bc[t] = d
-            bw[t] = x if new else prev + x
-            k += new
+        k = merge_sorted_row(bc, bw, lo, hi, k)   # down to k <= lo: nothing unread is overwritten
         out_ptr[r + 1] = k
     return out_ptr, bc[:k].copy(), bw[:k].copy()
 
