@@ -114,7 +114,7 @@ def uncoarsen(levels, parts, k, lmax, preset, seed, say=None, contiguous=False, 
     coarse one on it).
     """
     from .refine import parallel_fm
-    refine = refined_levels(levels, preset.refine_edge_shrink)
+    refine = refined_levels([lv.graph for lv in levels], preset.refine_edge_shrink)
     depth = len(levels) - 1
     finest_n = levels[0].graph.n
     cut = boundary = workspace = None
@@ -168,8 +168,9 @@ def _refine_level_gpu(graph, parts, k, lmax, preset, seed, local_stall):
     return be.xp.asarray(parts).astype(be.xp.int64, copy=False)
 
 
-def refined_levels(levels, edge_shrink):
-    """Per level of a hierarchy (finest first): whether uncoarsening refines it.
+def refined_levels(graphs, edge_shrink):
+    """Per graph of a hierarchy (finest first; anything with n and m, single-process or
+    distributed): whether uncoarsening refines it.
 
     The finest level always is. A coarser level is refined when its mean degree is at most
     COARSE_MAX_DEGREE and, unless it is the coarsest, it has at most ``edge_shrink`` times
@@ -181,11 +182,11 @@ def refined_levels(levels, edge_shrink):
     time, cut within +0.9%); 0.7 gave 0.90 x at 1.0024 x (ba k = 8: +4%). Meshes shrink m by
     about half per level: every level is refined.
     """
-    depth = len(levels) - 1
+    depth = len(graphs) - 1
     keep = [True] * (depth + 1)
-    last_m = levels[0].graph.m
+    last_m = graphs[0].m
     for i in range(1, depth + 1):
-        g = levels[i].graph
+        g = graphs[i]
         keep[i] = 2 * g.m <= COARSE_MAX_DEGREE * g.n and (i == depth or g.m <= edge_shrink * last_m)
         if keep[i]:
             last_m = g.m

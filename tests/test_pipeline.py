@@ -314,7 +314,7 @@ def test_refined_levels_skip_levels_whose_edges_barely_shrink():
     shrink = get_preset("default").refine_edge_shrink
 
     def levels(ms, n=10**6):
-        return [SimpleNamespace(graph=SimpleNamespace(n=n, m=m)) for m in ms]
+        return [SimpleNamespace(n=n, m=m) for m in ms]
     # a mesh: m halves per level, every level refined
     assert refined_levels(levels([1000, 500, 250, 120]), shrink) == [True] * 4
     # power-law: a level is refined once m fell below the fraction of the last refined one
@@ -337,7 +337,7 @@ def test_refined_levels_skip_dense_coarse_levels():
     dense = int(COARSE_MAX_DEGREE) + 2           # mean degree of a level of n vertices, m = dense * n / 2
 
     def level(n, degree):
-        return SimpleNamespace(graph=SimpleNamespace(n=n, m=degree * n // 2))
+        return SimpleNamespace(n=n, m=degree * n // 2)
     hierarchy = [level(1000, dense), level(400, dense), level(300, 8), level(100, dense)]
     assert refined_levels(hierarchy, 1.0) == [True, False, True, False]
     # level 2 has 1200 edges: against the finest's 21000 it shrank enough, against level 1's not

@@ -9,7 +9,6 @@ from __future__ import annotations
 import time
 import warnings
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 
 import numpy as np
 
@@ -215,7 +214,7 @@ def partition(source, k, *, eps=0.03, seed=0, rating="expansion_star2", preset="
     # the single process's rule (uncoarsen.refined_levels): dense coarse levels, and those
     # that kept most of the last refined level's edges, are projected through unrefined
     # (R-MAT 2^18, k = 32, P = 1: 7 levels of 1.0-3.8M entries)
-    refined = refined_levels([SimpleNamespace(graph=lv[0]) for lv in hierarchy], pre.refine_edge_shrink)
+    refined = refined_levels([lv[0] for lv in hierarchy], pre.refine_edge_shrink)
     cut = None   # of the finest level's partition, when Jet and FM tracked it
     with c.phase("refinement"):
         for depth in range(len(hierarchy) - 2, -1, -1):

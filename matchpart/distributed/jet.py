@@ -27,7 +27,7 @@ def ghost_adjacency(g):
 
 
 def jet_rounds(g, parts, k, lmax, *, seed, patience, max_rounds, negative_gain_factor, min_improvement,
-               stream_dest, stream_priority, rebalance, block_sums):
+               stream_dest, stream_priority, rebalance, rebalance_scratch, block_sums):
     """refine.jet's loop on the compiled passes; returns (the best partition seen, its global
     cut, bool flags of a superset of its boundary among the own vertices): FM then starts
     from them instead of a pass over every row for each (as the single process's Jet hands
@@ -69,6 +69,7 @@ def jet_rounds(g, parts, k, lmax, *, seed, patience, max_rounds, negative_gain_f
     ghosts_since = []
     ext = None
     local_bw = block_sums(parts, vw, k)
+    scratch = None   # rebalancing's working arrays, made at its first call on this level
     nb = 0
     bw = c.allreduce(local_bw)
     for it in range(max_rounds + 1):
@@ -79,8 +80,11 @@ def jet_rounds(g, parts, k, lmax, *, seed, patience, max_rounds, negative_gain_f
             # in place on parts and ext; the list grows around the moves (rebuilding it after
             # each of the 40 calls on delaunay 2^18, k = 32, P = 1 cost 0.09 s), which
             # rebalancing tries first
+            if scratch is None:
+                scratch = rebalance_scratch(g)
             parts, ext, mv, ghost_at, nb, local_bw = rebalance(g, parts, ext, k, lmax, seed=seed + 7919 * it,
-                                                               listed=(bnd, nb, in_list), local=local_bw)
+                                                               listed=(bnd, nb, in_list), local=local_bw,
+                                                               scratch=scratch)
             bw = c.allreduce(local_bw)
             nsince = kn.note_moved(mv, mv.shape[0], since, since_list, nsince)
             ghosts_since.append(ghost_at)

@@ -73,7 +73,7 @@ def jet(g, parts, k, lmax, *, seed=0, patience=PATIENCE, max_rounds=MAX_ROUNDS,
         out = jet_rounds(g, parts, k, lmax, seed=seed, patience=patience, max_rounds=max_rounds,
                          negative_gain_factor=negative_gain_factor, min_improvement=min_improvement,
                          stream_dest=STREAM_DEST, stream_priority=STREAM_PRIORITY, rebalance=rebalance_tracked,
-                         block_sums=block_sums)
+                         rebalance_scratch=rebalance_scratch, block_sums=block_sums)
         return out if state else out[0]
     if method != "xp":
         raise ValueError(f"method must be 'numba' or 'xp', got {method!r}")
@@ -206,32 +206,41 @@ def rebalance(g, parts, k, lmax, *, seed=0, rounds=REBALANCE_ROUNDS, method="num
     return parts
 
 
-def rebalance_tracked(g, parts, ext, k, lmax, *, seed=0, rounds=REBALANCE_ROUNDS, listed=None, local=None):
+def rebalance_scratch(g):
+    """Per-vertex working arrays of rebalance_tracked, for all the calls on one graph (Jet
+    makes one per level). Written through once (np.full): a call writes a few hundred random
+    slots, and in unmapped pages each costs a page fault (delaunay 2^20, k = 32, P = 1: 45
+    ms for a call on the finest level, 1 ms with the pages mapped). The loss floor and the
+    weighted degrees (rebalance_kernels.loss_floor) are filled on first use."""
+    nl = g.n_local
+    return {"now": np.full(nl, False), "changed": np.full(nl, False), "moved": np.full(nl, -1, dtype=np.int64),
+            "known": np.full(nl, False), "kd": np.full(nl, -1, dtype=np.int64),
+            "kcd": np.full(nl, 0, dtype=g.ewgt.dtype), "kco": np.full(nl, 0, dtype=g.ewgt.dtype),
+            "wdeg": None, "floor": None}
+
+
+def rebalance_tracked(g, parts, ext, k, lmax, *, seed=0, rounds=REBALANCE_ROUNDS, listed=None, local=None,
+                      scratch=None):
     """rebalance's rounds on the compiled kernels, in place on ``parts`` (int64) and ``ext``
     (their blocks with the ghosts', current). Returns (parts, ext, own vertices moved, local
     indices of ghosts whose block changed, the list's length, this rank's block weights):
-    Jet then extends its boundary list around them instead of rebuilding it (a full pass over the rows: 0.09 s over 47
-    calls on delaunay 2^18, k = 32, P = 1). ``listed``: Jet's (list, its length, flags), a
-    superset of the own boundary vertices: each round tries them first (rk.select) and
-    extends the list around its moves (in place; the new length is returned). ``local``:
-    this rank's block weights of ``parts`` when the caller keeps them (integer weights)."""
+    Jet then extends its boundary list around them instead of rebuilding it (a full pass
+    over the rows: 0.09 s over 47 calls on delaunay 2^18, k = 32, P = 1). ``listed``: Jet's
+    (list, its length, flags), a superset of the own boundary vertices: each round tries
+    them first (rk.select) and extends the list around its moves (in place; the new length
+    is returned). ``local``: this rank's block weights of ``parts`` when the caller keeps
+    them (integer weights). ``scratch``: rebalance_scratch(g), when the caller keeps it."""
     from . import rebalance_kernels as rk
     from .jet import ghost_adjacency
     from .jet_kernels import extend_list
     c = g.comm
     nl = g.n_local
     vw = g.vwgt.astype(np.float64)
-    # per-vertex scratch, kept on the graph for its every call and written through once
-    # (np.full): a call writes a few hundred random slots, and in unmapped pages each costs
-    # a page fault (delaunay 2^20, k = 32, P = 1: 45 ms for a call on the finest level, 1 ms
-    # with the pages mapped)
-    if getattr(g, "_rebalance_scratch", None) is None:
-        g._rebalance_scratch = (np.full(nl, False), np.full(nl, False), np.full(nl, -1, dtype=np.int64),
-                                np.full(nl, False), np.full(nl, -1, dtype=np.int64),
-                                np.full(nl, 0, dtype=g.ewgt.dtype), np.full(nl, 0, dtype=g.ewgt.dtype))
+    sc = rebalance_scratch(g) if scratch is None else scratch
     # now: moved this round (cleared after each); changed, moved: this call; known, kd, kcd,
     # kco: each vertex's best allowed adjacent block, kept between rounds (rk.select)
-    now, changed, moved, known, kd, kcd, kco = g._rebalance_scratch
+    now, changed, moved, known = sc["now"], sc["changed"], sc["moved"], sc["known"]
+    kd, kcd, kco = sc["kd"], sc["kcd"], sc["kco"]
     changed[:] = False
     known[:] = False
     nmoved = 0
@@ -243,10 +252,10 @@ def rebalance_tracked(g, parts, ext, k, lmax, *, seed=0, rounds=REBALANCE_ROUNDS
         bnd, nb, in_list, wdeg, floor = np.zeros(0, dtype=np.int64), 0, None, np.zeros(0), np.inf
     else:
         bnd, nb, in_list = listed
-        if getattr(g, "_loss_floor", None) is None:   # once per graph (one pass over its rows)
-            wdeg = np.empty(nl, dtype=np.float64)
-            g._loss_floor = (rk.loss_floor(g.indptr, g.ewgt, vw, wdeg), wdeg)
-        floor, wdeg = g._loss_floor
+        if sc["wdeg"] is None:   # once per scratch (one pass over the rows)
+            sc["wdeg"] = np.empty(nl, dtype=np.float64)
+            sc["floor"] = rk.loss_floor(g.indptr, g.ewgt, vw, sc["wdeg"])
+        floor, wdeg = sc["floor"], sc["wdeg"]
     # this rank's block weights, kept through the moves where the sums are exact (integer
     # weights; float ones are summed afresh in index order, as the numpy rounds sum them)
     exact = g.vwgt.dtype.kind in "iub"
