@@ -177,7 +177,7 @@ def test_rebalance_round_from_the_boundary_list_takes_what_every_member_would(se
         log, nlog, logged = np.empty(n, np.int64), np.zeros(1, np.int64), np.zeros(n, np.bool_)
         moved = rebalance_round_nb(indptr, indices, ewgt, vwgt, q, maxw, b, seed, 0, log, nlog, logged,
                                    wdeg, listed, nlisted, in_list, block_members(q, k), threads.CHUNK,
-                                   threads.PARALLEL_MIN_ITEMS, f)
+                                   threads.PARALLEL_MIN_ITEMS, f, np.empty(0, np.int32))
         out.append((moved, q, np.sort(log[:nlog[0]])))
     assert out[0][0] == out[1][0]
     assert np.array_equal(out[0][1], out[1][1]) and np.array_equal(out[0][2], out[1][2])
@@ -346,6 +346,25 @@ def test_jet_numba_and_xp_paths_identical_on_power_law_graphs(spec, k):
     a = jet_refine(g, parts, k, lmax, seed=4, method="numba")
     b = jet_refine(g, parts, k, lmax, seed=4, method="xp")
     assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("spec,k", [("rmat:9", 4), ("rmat:11", 16)])
+def test_jet_keeps_evicted_vertices_out_of_flooded_blocks_on_both_paths(spec, k, monkeypatch):
+    # from a random start Jet floods the hubs' blocks: the vertices rebalancing throws out of
+    # them stay out (jet.FLOODED); the compiled loop keeps them out as the whole-array one
+    # does, and the rule changes the result here (so the flooded path is what is compared)
+    from matchpart.generators import from_spec
+    from matchpart.refine import jet
+    g = from_spec(spec)
+    lmax = metrics.max_block_weight(g.total_vwgt, k, 0.03)
+    parts = balanced_random_parts(g.n, k, 1)
+    a = jet_refine(g, parts, k, lmax, seed=4, method="numba")
+    b = jet_refine(g, parts, k, lmax, seed=4, method="xp")
+    assert np.array_equal(a, b)
+    monkeypatch.setattr(jet, "FLOODED", np.inf)       # the whole-array loop reads it per call
+    c = jet_refine(g, parts, k, lmax, seed=4, method="xp")
+    assert not np.array_equal(b, c)
+    assert metrics.is_balanced(g, b, k, 0.03) and metrics.is_balanced(g, c, k, 0.03)
 
 
 def test_jet_deterministic_per_seed_and_keeps_dtype():

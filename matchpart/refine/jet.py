@@ -5,7 +5,8 @@ One iteration:
 2. score the current partition (cut, overload) and keep the best one seen;
 3. "lp": every unlocked boundary vertex picks its most connected adjacent block; it becomes
    a candidate when the gain is positive or the loss is small, -gain < floor(c * conn_own)
-   (negative moves let the search leave local minima; the afterburner filters them);
+   (negative moves let the search leave local minima; the afterburner filters them), unless
+   that block is one rebalancing threw it out of after Jet flooded it (FLOODED);
 4. "afterburner": each candidate recomputes its gain as if every higher-priority neighbouring
    candidate (higher gain, ties by hash) had already moved; it moves only if that gain > 0;
 5. moved vertices are locked for the next iteration (stops two neighbours swapping forever).
@@ -38,6 +39,15 @@ NEGATIVE_GAIN_FACTOR = 0.75    # Jet's c: admit moves losing < floor(c * conn_ow
                                # Default pipeline, shared graphs (k = 2, 8, 32) + rmat/ba/delaunay 2^13
                                # (k = 8, 32): c on the finest level 0.75 -> 0.9073 x METIS's cut,
                                # 0.5 -> 0.9089, 0.25 -> 0.9091
+# A vertex that rebalancing moved out of a flooded block, one that Jet's moves had filled to
+# more than FLOODED x its bound, does not move back into it by Jet's moves on that level (it
+# may still leave for any other block). On power-law graphs Jet's moves pile into the block of
+# a hub and rebalancing throws as many out again, every iteration: R-MAT 2^16, k = 32, finest
+# level: 15-23k of 65k vertices each way for 10 iterations (268 ms); staying out, 7 iterations
+# and 0.7-0.8 x the refinement time at the same cut (R-MAT 2^13-2^17, k = 4-64, 3 seeds: cut
+# within +-0.2%). Evictions from blocks barely over their bound stay free: keeping those out
+# too cost the shared meshes 0.7-2% of cut (a few vertices that a later iteration wanted back).
+FLOODED = 2.0
 
 _STREAM_DEST = 0x1E70          # hash streams: ties between destination blocks (one stream for every
                                # iteration, so that an unchanged vertex keeps its destination),
@@ -151,6 +161,13 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
     members = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
     have_members = False
     loss_floor = np.full(1, np.nan)          # rebalance_members.interior_loss_floor, when first needed
+    # the flooded block rebalancing last moved each vertex out of, where Jet may not move it
+    # back (see FLOODED); -1: none. Made, with ``origin`` (blocks before a rebalancing call), when
+    # a block is first flooded.
+    evicted = np.empty(0, dtype=np.int32)
+    origin = np.empty(0, dtype=np.int32)
+    no_origin = origin
+    flooded = np.zeros(k, dtype=np.bool_)
     nb = boundary_from_scratch(indptr, indices, p, bnd, in_list, hint)
     bw = host_block_weights(p, vwgt, k)
     nm = 0                                   # vertices moved (and locked) by the last iteration
@@ -164,13 +181,22 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
                 wdeg = np.full(n, -1.0)    # filled in as rebalancing needs it
                 members = block_members(p, k)
                 have_members = True
+            any_flooded = False
+            for b in range(k):
+                flooded[b] = bw[b] > FLOODED * maxw[b]
+                any_flooded = any_flooded or flooded[b]
+            if any_flooded and evicted.shape[0] == 0:
+                evicted = np.full(n, -1, dtype=np.int32)
+                origin = np.empty(n, dtype=np.int32)
             bw, nb = rebalance_nb(indptr, indices, ewgt, vwgt, p, maxw, seed + 7919 * it, _REBALANCE_ROUNDS,
                                   log, nlog, logged, wdeg, bnd, nb, in_list, members, chunk, parallel_min,
-                                  loss_floor)
+                                  loss_floor, origin if any_flooded else no_origin)
             flag_around(indptr, indices, log, 0, nlog[0], rescan)
             for i in range(nlog[0]):
                 v = log[i]
                 logged[v] = False
+                if any_flooded and p[v] != origin[v] and flooded[origin[v]]:
+                    evicted[v] = origin[v]
                 if not changed[v]:
                     changed[v] = True
                     changed_list[nchanged] = v
@@ -199,7 +225,8 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
             locked[moved[i]] = False
             rescan[moved[i]] = True
         nm_new = lp_moves_nb(indptr, indices, ewgt, p, bnd, nb, dest, conn_dest, conn_own, c,
-                              stream_key_at(seed, _STREAM_PRIORITY + it), cand, moved, keep, chunk, parallel_min)
+                              stream_key_at(seed, _STREAM_PRIORITY + it), cand, moved, keep, chunk, parallel_min,
+                              evicted)
         if nm_new == 0 and nm == 0:
             break                            # nothing left to try: a local optimum of this search
         nm = nm_new
@@ -248,10 +275,16 @@ def _jet_xp(graph, p, k, lmax, seed, max_iterations, patience, negative_gain_fac
     best = p.copy()
     best_score = (math.inf, math.inf)       # (overload, cut): balanced partitions first
     stale = 0
+    evicted = None                          # as in jet_nb
     for it in range(max_iterations + 1):
         bw = block_weights(graph, p, k)
         if bool((bw > lmax).any()):
-            p = be.to_device(rebalance(graph, p, k, lmax, seed=seed + 7919 * it, method="xp"))
+            balanced_p = be.to_device(rebalance(graph, p, k, lmax, seed=seed + 7919 * it, method="xp"))
+            flooded = bw > FLOODED * lmax
+            if bool(flooded.any()):
+                evicted = xp.full(graph.n, -1, dtype=p.dtype) if evicted is None else evicted
+                evicted = xp.where((balanced_p != p) & flooded[p], p, evicted)
+            p = balanced_p
             bw = block_weights(graph, p, k)
         dest, conn_dest, conn_own = best_destinations(
             graph, p, k, ~locked, everywhere, seed=seed, stream=_STREAM_DEST, rows=rows,
@@ -263,7 +296,7 @@ def _jet_xp(graph, p, k, lmax, seed, max_iterations, patience, negative_gain_fac
             best, best_score = p.copy(), score
         if stale >= patience or it == max_iterations:
             break
-        moved = _lp_moves(graph, p, dest, conn_dest, conn_own, negative_gain_factor, seed, it)
+        moved = _lp_moves(graph, p, dest, conn_dest, conn_own, negative_gain_factor, seed, it, evicted)
         if moved.shape[0] == 0 and not bool(locked.any()):
             break                            # nothing left to try: a local optimum of this search
         p[moved] = dest[moved]
@@ -271,14 +304,17 @@ def _jet_xp(graph, p, k, lmax, seed, max_iterations, patience, negative_gain_fac
         locked[moved] = True
     return best
 
-def _lp_moves(graph, parts, dest, conn_dest, conn_own, c, seed, it):
-    """Vertices that move this iteration: candidates that survive the afterburner."""
+def _lp_moves(graph, parts, dest, conn_dest, conn_own, c, seed, it, evicted=None):
+    """Vertices that move this iteration: candidates that survive the afterburner (none into
+    the block rebalancing last moved it out of, ``evicted``, when given)."""
     be = graph.backend
     xp = be.xp
     gain = conn_dest - conn_own
     limit = xp.floor(c * conn_own) if conn_own.dtype.kind == "f" else \
         xp.floor(c * conn_own.astype(xp.float64)).astype(conn_own.dtype)
     cand = (dest >= 0) & (-gain < limit)     # includes every positive gain
+    if evicted is not None:
+        cand &= dest != evicted
     cv = xp.flatnonzero(cand)
     if cv.shape[0] == 0:
         return cv

@@ -91,10 +91,12 @@ def _compact(listed, nb, keep):
 
 
 @njit(cache=True, internal=True)
-def _candidates_chunk(c, chunk, bnd, nb, dest, conn_dest, conn_own, factor, cand):
+def _candidates_chunk(c, chunk, bnd, nb, dest, conn_dest, conn_own, factor, cand, evicted):
+    every = evicted.shape[0] == 0
     for i in range(c * chunk, min(nb, (c + 1) * chunk)):
         v = bnd[i]
-        cand[v] = dest[v] >= 0 and -(conn_dest[v] - conn_own[v]) < np.floor(factor * conn_own[v])
+        cand[v] = dest[v] >= 0 and (every or dest[v] != evicted[v]) \
+            and -(conn_dest[v] - conn_own[v]) < np.floor(factor * conn_own[v])
 
 
 @njit(cache=True, internal=True)
@@ -135,19 +137,21 @@ def _afterburner_chunk(c, chunk, indptr, indices, ewgt, parts, bnd, nb, dest, co
 
 @njit(cache=True, parallel=PRANGE_ONLY)
 def lp_moves_nb(indptr, indices, ewgt, parts, bnd, nb, dest, conn_dest, conn_own, factor, prio_key, cand, moved,
-                keep, chunk, parallel_min):
+                keep, chunk, parallel_min, evicted):
     """Fill moved with the listed vertices that move this iteration (candidates that survive
-    the afterburner), in list order; returns how many."""
+    the afterburner), in list order; returns how many. A vertex whose destination is
+    evicted[v] (the block rebalancing last moved it out of; an empty array: none) is no
+    candidate."""
     chunks = (nb + chunk - 1) // chunk
     if nb >= parallel_min:
         for c in prange(chunks):
-            _candidates_chunk(np.int64(c), chunk, bnd, nb, dest, conn_dest, conn_own, factor, cand)
+            _candidates_chunk(np.int64(c), chunk, bnd, nb, dest, conn_dest, conn_own, factor, cand, evicted)
         for c in prange(chunks):
             _afterburner_chunk(np.int64(c), chunk, indptr, indices, ewgt, parts, bnd, nb, dest, conn_dest, conn_own,
                                prio_key, cand, keep)
     else:
         for c in range(chunks):
-            _candidates_chunk(c, chunk, bnd, nb, dest, conn_dest, conn_own, factor, cand)
+            _candidates_chunk(c, chunk, bnd, nb, dest, conn_dest, conn_own, factor, cand, evicted)
         for c in range(chunks):
             _afterburner_chunk(c, chunk, indptr, indices, ewgt, parts, bnd, nb, dest, conn_dest, conn_own, prio_key,
                                cand, keep)

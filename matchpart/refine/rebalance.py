@@ -145,7 +145,7 @@ def rebalance(graph, parts, k, max_block_weight, *, seed=0, max_rounds=MAX_ROUND
         rebalance_nb(indptr, indices, ewgt, vwgt, p, maxw, int(seed), int(max_rounds), np.empty(n, np.int64),
                      np.zeros(1, np.int64), np.zeros(n, np.bool_), np.zeros(n), np.arange(n), n, np.ones(n, np.bool_),
                      block_members(p, k), threads.CHUNK, threads.PARALLEL_MIN_ITEMS,
-                     np.full(1, np.inf))
+                     np.full(1, np.inf), np.empty(0, np.int32))
         return cast_like(parts, p, be)
     rows = be.row_ids(graph.indptr, graph.indices.shape[0])
     lmax = device_bounds(be, max_block_weight, k)

@@ -167,7 +167,7 @@ def _movable(v, parts, bw, maxw, vwgt, max_room):
 
 @njit(cache=True, internal=True)
 def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, log, nlog, logged, wdeg, listed,
-                       nlisted, in_list, members, chunk, parallel_min, floor):
+                       nlisted, in_list, members, chunk, parallel_min, floor, origin):
     """One round of _rebalance_round as one kernel; parts, bw and members change in place;
     returns the number of moves.
 
@@ -187,7 +187,8 @@ def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, 
     candidate: a block's overload after a Jet iteration is a few vertices' worth while it
     holds tens of thousands. Moved vertices not yet
     ``logged`` are flagged and appended to log (log[nlog[0]], ...), so callers can update
-    what depends on their blocks without a full pass; log needs room for n.
+    what depends on their blocks without a full pass; log needs room for n. ``origin``
+    (empty: not kept): origin[v] = v's block when it was logged, before its first move.
     """
     n = parts.shape[0]
     k = maxw.shape[0]
@@ -340,29 +341,32 @@ def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, 
         b = new_block[j]
         if b >= 0:
             v = cand[sel[j]]
+            if not logged[v]:
+                logged[v] = True
+                log[nlog[0]] = v
+                nlog[0] += 1
+                if origin.shape[0]:
+                    origin[v] = parts[v]
             bw[parts[v]] -= vwgt[v]
             bw[b] += vwgt[v]
             relink(v, parts[v], b, members)
             parts[v] = b
             moved += 1
-            if not logged[v]:
-                logged[v] = True
-                log[nlog[0]] = v
-                nlog[0] += 1
     return moved
 
 
 @njit(cache=True, internal=True)
 def rebalance_nb(indptr, indices, ewgt, vwgt, parts, maxw, seed, max_rounds, log, nlog, logged, wdeg, listed,
-                 nlisted, in_list, members, chunk, parallel_min, floor):
+                 nlisted, in_list, members, chunk, parallel_min, floor, origin):
     """Parallel rounds until balanced, stuck or crawling (MIN_PROGRESS; the compiled loop of
     ``rebalance``); in place.
 
     listed[:nlisted] (flags in_list) must hold every boundary vertex; the moved vertices'
     neighbourhoods are added to it after each round, so it still does on return. Returns the
     block weights and the list's new length; moved vertices are logged as in
-    rebalance_round_nb. ``floor``: a 1-element array, NaN until a round first needs
-    interior_loss_floor (+inf when every vertex is listed).
+    rebalance_round_nb, with their blocks before the call in ``origin`` unless it is empty.
+    ``floor``: a 1-element array, NaN until a round first needs interior_loss_floor (+inf
+    when every vertex is listed).
     """
     bw = host_block_weights(parts, vwgt, maxw.shape[0])
     for rnd in range(max_rounds):
@@ -371,7 +375,7 @@ def rebalance_nb(indptr, indices, ewgt, vwgt, parts, maxw, seed, max_rounds, log
             break
         before = nlog[0]
         moved = rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, log, nlog, logged,
-                                   wdeg, listed, nlisted, in_list, members, chunk, parallel_min, floor)
+                                   wdeg, listed, nlisted, in_list, members, chunk, parallel_min, floor, origin)
         if moved == 0:
             break
         nlisted = extend_boundary(indptr, indices, log, before, nlog[0], listed, nlisted, in_list)
