@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import threads
 from ..backend.rng import stream_key
-from ..refine.jet import patience_step
+from ..refine.jet import FLOODED, patience_step
 from ..refine.jet_passes import scan_boundary
 from . import jet_kernels as kn
 
@@ -70,6 +70,7 @@ def jet_rounds(g, parts, k, lmax, *, seed, patience, max_rounds, negative_gain_f
     ext = None
     local_bw = block_sums(parts, vw, k)
     scratch = None   # rebalancing's working arrays, made at its first call on this level
+    evicted = np.empty(0, dtype=np.int64)   # as in refine.jet.jet_nb (FLOODED); made when first needed
     nb = 0
     bw = c.allreduce(local_bw)
     for it in range(max_rounds + 1):
@@ -82,9 +83,16 @@ def jet_rounds(g, parts, k, lmax, *, seed, patience, max_rounds, negative_gain_f
             # rebalancing tries first
             if scratch is None:
                 scratch = rebalance_scratch(g)
+            flooded = bw > FLOODED * lmax
+            before = parts.copy() if flooded.any() else None
             parts, ext, mv, ghost_at, nb, local_bw = rebalance(g, parts, ext, k, lmax, seed=seed + 7919 * it,
                                                                listed=(bnd, nb, in_list), local=local_bw,
                                                                scratch=scratch)
+            if before is not None:
+                if evicted.shape[0] == 0:
+                    evicted = np.full(nl, -1, dtype=np.int64)
+                out = mv[(parts[mv] != before[mv]) & flooded[before[mv]]]
+                evicted[out] = before[out]
             bw = c.allreduce(local_bw)
             nsince = kn.note_moved(mv, mv.shape[0], since, since_list, nsince)
             ghosts_since.append(ghost_at)
@@ -105,7 +113,8 @@ def jet_rounds(g, parts, k, lmax, *, seed, patience, max_rounds, negative_gain_f
             ghosts_since = []
         if stale >= patience or it == max_rounds:
             break
-        kn.candidates(bnd, nb, dest, conn_dest, conn_own, negative_gain_factor, cand_ext, dest_ext, gain_ext)
+        kn.candidates(bnd, nb, dest, conn_dest, conn_own, negative_gain_factor, cand_ext, dest_ext, gain_ext,
+                      evicted)
         at, d_at, g_at = g.ghost_updates(cand_ext[:nl], dest_ext[:nl], gain_ext[:nl])
         cand_ext[at], dest_ext[at], gain_ext[at] = True, d_at, g_at
         nm = kn.afterburner(g.indptr, g.adj, g.ewgt, ext, bnd, nb, cand_ext, dest_ext, gain_ext, g.gid, prio_key,

@@ -35,14 +35,17 @@ def boundary_list(indptr, adj, ext, listed, in_list):
 
 
 @njit(cache=True)
-def candidates(bnd, nb, dest, conn_dest, conn_own, factor, cand, dest_ext, gain_ext):
+def candidates(bnd, nb, dest, conn_dest, conn_own, factor, cand, dest_ext, gain_ext, evicted):
     """Jet's candidate rule on the listed own vertices: cand[v], and for candidates their
-    destination and gain (float64) in the own slots of dest_ext / gain_ext. Returns how many."""
+    destination and gain (float64) in the own slots of dest_ext / gain_ext. Returns how many.
+    No vertex is a candidate for the block in evicted[v] (refine.jet.FLOODED; an empty array:
+    none)."""
     count = 0
+    every = evicted.shape[0] == 0
     for i in range(nb):
         v = bnd[i]
         co = conn_own[v]
-        ok = dest[v] >= 0 and -(conn_dest[v] - co) < np.floor(factor * co)
+        ok = dest[v] >= 0 and (every or dest[v] != evicted[v]) and -(conn_dest[v] - co) < np.floor(factor * co)
         cand[v] = ok
         if ok:
             dest_ext[v] = dest[v]

@@ -15,7 +15,7 @@ import numpy as np
 from ..backend.rng import stream_key
 from ..metrics import rows_cut_weight
 from ..refine.destinations import _best_destinations_nb
-from ..refine.jet import MIN_IMPROVEMENT, NEGATIVE_GAIN_FACTOR, patience_step
+from ..refine.jet import FLOODED, MIN_IMPROVEMENT, NEGATIVE_GAIN_FACTOR, patience_step
 
 # Jet's negative-gain factor c on every level (the single-process refiner's measured value)
 # and patience (iterations without improvement).
@@ -86,10 +86,14 @@ def jet(g, parts, k, lmax, *, seed=0, patience=PATIENCE, max_rounds=MAX_ROUNDS,
     best, best_key, stale = parts.copy(), None, 0
     prio = _priority(seed, g.gid)   # keyed by global id: both ends of a cross edge agree
     ext = None
+    evicted = np.full(nl, -1, dtype=np.int64)   # see refine.jet.FLOODED
     for it in range(max_rounds + 1):
         bw = block_weights(g, parts, k)
         if (bw > lmax).any():
-            parts = rebalance(g, parts, k, lmax, seed=seed + 7919 * it)
+            balanced = rebalance(g, parts.copy(), k, lmax, seed=seed + 7919 * it)   # in place
+            flooded = bw > FLOODED * lmax
+            evicted = np.where((balanced != parts) & flooded[parts], parts, evicted)
+            parts = balanced
             bw = block_weights(g, parts, k)
             ext = None
         if ext is None:   # blocks of own vertices and ghosts; afterwards only moves travel
@@ -104,7 +108,7 @@ def jet(g, parts, k, lmax, *, seed=0, patience=PATIENCE, max_rounds=MAX_ROUNDS,
             break
         dest, cd, co = _destinations(g, ext, k, ~locked, everywhere, seed, STREAM_DEST + it)
         gain = cd - co
-        cand = (dest >= 0) & (-gain < np.floor(cfac * co))
+        cand = (dest >= 0) & (dest != evicted) & (-gain < np.floor(cfac * co))
         moved = _afterburner(g, ext, cand, dest, gain, prio)
         if not c.allreduce(int(moved.shape[0])):
             break
