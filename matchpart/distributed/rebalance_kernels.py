@@ -268,3 +268,73 @@ def admit(movers, dest, loss, vw, room, at_least_one, parts, ext, now, changed, 
                 moved[nmoved] = v
                 nmoved += 1
     return nmoved
+
+
+@njit(cache=True)
+def admitted_weights(movers, dest, vw, now, k):
+    """(weight admitted per destination block this round, weight of the movers left over):
+    the movers flagged in ``now`` were admitted."""
+    admitted = np.zeros(k, dtype=np.float64)
+    rest = 0.0
+    for i in range(movers.shape[0]):
+        v = movers[i]
+        if now[v]:
+            admitted[dest[i]] += vw[v]
+        else:
+            rest += vw[v]
+    return admitted, rest
+
+
+@njit(cache=True)
+def pack(movers, loss, vw, left, parts, ext, now, changed, moved, nmoved, local):
+    """Move the movers not admitted (not in ``now``) into the room left, ``left`` per block:
+    in increasing loss per weight (ties by their order), each where it lies wholly inside
+    one receiver's room when the receivers' rooms are laid end to end in block order (the
+    single process's packing, refine.rebalance_kernel). Flags and lists them as ``admit``
+    does; returns the new length of ``moved``."""
+    k = left.shape[0]
+    n = movers.shape[0]
+    idx = np.empty(n, dtype=np.int64)
+    nr = 0
+    for i in range(n):
+        if not now[movers[i]]:
+            idx[nr] = i
+            nr += 1
+    if nr == 0:
+        return nmoved
+    per_w = np.empty(nr, dtype=np.float64)
+    for t in range(nr):
+        v = movers[idx[t]]
+        per_w[t] = loss[idx[t]] / max(vw[v], 1e-12)
+    order = np.argsort(per_w, kind="mergesort")
+    recv = np.empty(k, dtype=np.int64)
+    cap = np.empty(k, dtype=np.float64)
+    nrecv = 0
+    total = 0.0
+    for b in range(k):
+        if left[b] > 0:
+            total += left[b]
+            recv[nrecv] = b
+            cap[nrecv] = total
+            nrecv += 1
+    cw = 0.0
+    r = 0
+    for t in range(nr):
+        v = movers[idx[order[t]]]
+        start = cw
+        cw += vw[v]
+        while r < nrecv and cap[r] <= start:
+            r += 1
+        if r < nrecv and cw <= cap[r]:
+            b = recv[r]
+            local[parts[v]] -= vw[v]
+            local[b] += vw[v]
+            parts[v] = b
+            ext[v] = b
+            now[v] = True
+            if not changed[v]:
+                changed[v] = True
+                moved[nmoved] = v
+                nmoved += 1
+    return nmoved
+

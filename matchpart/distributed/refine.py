@@ -204,10 +204,39 @@ def rebalance(g, parts, k, lmax, *, seed=0, rounds=REBALANCE_ROUNDS, method="num
         asked = block_sums(dest[movers], vw[movers], k)
         total_asked = c.allreduce(asked)
         room = np.maximum(lmax - bw, 0) * np.divide(asked, total_asked, out=np.zeros(k), where=total_asked > 0)
-        keep = _prefix_up_to(dest[movers], loss[movers], vw[movers], np.floor(room), at_least_one=rnd > 0)
-        movers = movers[keep]
-        parts[movers] = dest[movers]
+        keep = np.zeros(movers.shape[0], dtype=np.bool_)
+        keep[_prefix_up_to(dest[movers], loss[movers], vw[movers], np.floor(room), at_least_one=rnd > 0)] = True
+        admitted = block_sums(dest[movers[keep]], vw[movers[keep]], k)
+        rest = movers[~keep]
+        left = _room_left(c, lmax, bw, allowed, admitted, float(vw[rest].sum()))
+        parts[movers[keep]] = dest[movers[keep]]
+        if rest.shape[0]:
+            # the rest into the room left: least loss per weight first, each where it lies
+            # wholly inside one receiver's room (rooms end to end in block order)
+            order = np.argsort(loss[rest] / np.maximum(vw[rest], 1e-12), kind="stable")
+            rv = rest[order]
+            end = np.cumsum(vw[rv])
+            start = np.concatenate([[0.0], end[:-1]])
+            recv = np.flatnonzero(left > 0)
+            if recv.shape[0]:
+                cap = np.cumsum(left[recv])
+                j = np.searchsorted(cap, start, side="right")
+                fits = (j < recv.shape[0]) & (end <= cap[np.minimum(j, recv.shape[0] - 1)])
+                parts[rv[fits]] = recv[j[fits]]
     return parts
+
+
+def _room_left(c, lmax, bw, allowed, admitted, rest_weight):
+    """This rank's share of each allowed block's room left after the round's admissions,
+    in proportion to the weight of the movers it has left over (one allreduce of the k
+    admitted weights and that weight), rounded down. Without it a flooded block shed its
+    excess over ~10 rounds, the movers that their best block had no room for waiting for
+    the next (R-MAT 2^18, k = 32, P = 1: 31 rounds of select in 6 calls, 1.2 s)."""
+    tot = c.allreduce(np.append(admitted, rest_weight))
+    if tot[-1] <= 0:
+        return np.zeros(bw.shape[0])
+    free = np.where(allowed, np.maximum(lmax - bw - tot[:-1], 0), 0)
+    return np.floor(free * (rest_weight / tot[-1]))
 
 
 def rebalance_scratch(g):
@@ -280,6 +309,9 @@ def rebalance_tracked(g, parts, ext, k, lmax, *, seed=0, rounds=REBALANCE_ROUNDS
         room = np.maximum(lmax - bw, 0) * np.divide(asked, total_asked, out=np.zeros(k), where=total_asked > 0)
         nmoved = rk.admit(movers, dest, loss, vw, np.floor(room), rnd > 0, parts, ext, now, changed, moved, nmoved,
                           local)
+        admitted, rest_weight = rk.admitted_weights(movers, dest, vw, now, k)
+        left = _room_left(c, lmax, bw, allowed, admitted, rest_weight)
+        nmoved = rk.pack(movers, loss, vw, left, parts, ext, now, changed, moved, nmoved, local)
         if not exact:
             local = block_sums(parts, vw, k)
         at, blocks = g.ghost_updates(now, parts)
