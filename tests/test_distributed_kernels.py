@@ -100,11 +100,12 @@ def test_coarse_entries_and_merge_match_sorts(case, size, floats, data):
     all_c = np.concatenate([rc[:before], lcc[mine], rc[before:]])
     all_w = np.concatenate([rw[:before], lcw[mine], rw[before:]]).astype(w.dtype)
     ne = indptr[-1] + nr
-    ptr, mc, mw = ck.merge_rows(indptr, adj, w, cid_ext, rown, rank, 0, nc_all, rr, rc, rw.astype(w.dtype),
-                                before, np.empty(ne, dtype=np.int64), np.empty(ne, dtype=w.dtype),
-                                np.empty(indptr[-1], dtype=np.int64))
     ref_ptr, ref_c, ref_w = _merged_reference(all_r, all_c, all_w, n, nc_all, 0)
-    assert np.array_equal(ptr, ref_ptr) and np.array_equal(mc, ref_c) and np.array_equal(mw, ref_w)
+    for slot in (np.empty(0, dtype=np.int64), np.full(nc_all, -1, dtype=np.int64)):
+        ptr, mc, mw = ck.merge_rows(indptr, adj, w, cid_ext, rown, rank, 0, nc_all, rr, rc, rw.astype(w.dtype),
+                                    before, np.empty(ne, dtype=np.int64), np.empty(ne, dtype=w.dtype),
+                                    np.empty(indptr[-1], dtype=np.int64), slot)
+        assert np.array_equal(ptr, ref_ptr) and np.array_equal(mc, ref_c) and np.array_equal(mw, ref_w)
 
 
 def test_merge_rows_long_rows_take_every_sorting_path():
@@ -113,13 +114,19 @@ def test_merge_rows_long_rows_take_every_sorting_path():
     cols = rng.integers(0, 20, rows.shape[0])
     w = rng.random(rows.shape[0])
     empty = np.zeros(1, dtype=np.int64)   # no own rows: every entry was received
-    ptr, mc, mw = ck.merge_rows(empty, empty[:0], w[:0], empty[:0], empty[:0], 0, 0, 4, rows, cols, w, 0,
-                                np.empty_like(cols), np.empty_like(w), empty[:0])
-    for r in range(4):
-        sel = rows == r
-        u = np.unique(cols[sel])
-        assert np.array_equal(mc[ptr[r]:ptr[r + 1]], u)
-        assert np.allclose(mw[ptr[r]:ptr[r + 1]], [w[sel][cols[sel] == x].sum() for x in u])
+    merged = []
+    for slot in (empty[:0], np.full(20, -1, dtype=np.int64)):   # long rows sorted, or merged by slots
+        ptr, mc, mw = ck.merge_rows(empty, empty[:0], w[:0], empty[:0], empty[:0], 0, 0, 4, rows, cols, w, 0,
+                                    np.empty_like(cols), np.empty_like(w), empty[:0], slot)
+        for r in range(4):
+            sel = rows == r
+            u = np.unique(cols[sel])
+            assert np.array_equal(mc[ptr[r]:ptr[r + 1]], u)
+            assert np.allclose(mw[ptr[r]:ptr[r + 1]], [w[sel][cols[sel] == x].sum() for x in u])
+        merged.append((ptr, mc, mw))
+        assert slot.shape[0] == 0 or (slot == -1).all()
+    # the same sums in the same (arrival) order: equal to the last bit
+    assert all(np.array_equal(a, b) for a, b in zip(*merged))
 
 
 @settings(max_examples=60, deadline=None)

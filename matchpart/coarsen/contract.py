@@ -22,7 +22,7 @@ from ..prefetch import PREFETCH_DISTANCE, prefetch
 from ..threads import PRANGE_ONLY
 from .gather import (TRANSPOSE_CHUNK_ENTRIES, coarse_vertex_weights, contract_by_gathering,
                      contract_by_gathering_parallel)
-from .rowsort import INSERTION_SORT_MAX, RANK_SORT_MAX, _rank_sort_row, _sort_row, merge_sorted_row
+from .rowsort import INSERTION_SORT_MAX, RANK_SORT_MAX, _rank_sort_row, _sort_row, merge_row_by_slots, merge_sorted_row
 # coarse ids live beside the other pairing bookkeeping; imported here, where callers look
 from .pairs import mapping_from_labels, mapping_from_matching, mapping_from_matching_xp  # noqa: F401
 
@@ -336,21 +336,7 @@ def _merge_rows(lo, hi, bstart, bcol, bw, slot, row_len, tc, tw):
                 _sort_row(bcol, bw, start, stop)
             row_len[c + 1] = merge_sorted_row(bcol, bw, start, stop, start) - start
             continue
-        top = start
-        for i in range(start, stop):
-            d = bcol[i]
-            s = slot[d]
-            if s < 0:
-                slot[d] = top
-                bcol[top] = d
-                bw[top] = bw[i]
-                top += 1
-            else:
-                bw[s] += bw[i]
-        for j in range(start, top):
-            slot[bcol[j]] = -1
-        _sort_row(bcol, bw, start, top)
-        row_len[c + 1] = top - start
+        row_len[c + 1] = merge_row_by_slots(bcol, bw, start, stop, slot) - start
 
 
 def contract_xp(graph, mapping, n_coarse):

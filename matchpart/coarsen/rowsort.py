@@ -59,6 +59,30 @@ def merge_sorted_row(cols, wgts, start, stop, to):
 
 
 @njit(cache=True, internal=True)
+def merge_row_by_slots(cols, wgts, start, stop, slot):
+    """Merge the duplicate columns of the row cols[start:stop] (any order) in place: each
+    column's weights summed in row order into its first position, found through ``slot``
+    (-1 for every column; restored on return), then the distinct columns sorted. Returns
+    the end of the merged row. Linear in the row plus the sort of its distinct columns: the
+    long rows of hubs and clusters."""
+    top = start
+    for i in range(start, stop):
+        d = cols[i]
+        s = slot[d]
+        if s < 0:
+            slot[d] = top
+            cols[top] = d
+            wgts[top] = wgts[i]
+            top += 1
+        else:
+            wgts[s] += wgts[i]
+    for j in range(start, top):
+        slot[cols[j]] = -1
+    _sort_row(cols, wgts, start, top)
+    return top
+
+
+@njit(cache=True, internal=True)
 def _sort_row(cols, wgts, start, stop):
     """Sort cols[start:stop] ascending, carrying wgts along; stable for short rows (equal
     columns keep their order), long rows must have distinct columns."""

@@ -82,8 +82,16 @@ def contract_ids(g, cid, vtxdist):
     indptr, cols, ewgt = ck.merge_rows(g.indptr, g.adj, g.ewgt, cid_ext, coarse_owner, c.rank, first, nc, cr, cc, w,
                                        int(rcounts[:c.rank].sum()), np.empty(n_own + cr.shape[0], dtype=np.int64),
                                        np.empty(n_own + cr.shape[0], dtype=g.ewgt.dtype),
-                                       np.empty(n_own, dtype=np.int64))
+                                       np.empty(n_own, dtype=np.int64), _merge_slots(vtxdist[-1], n_own + cr.shape[0]))
     return DistGraph(c, vtxdist, indptr, cols, ewgt.astype(g.ewgt.dtype, copy=False), vwgt)
+
+
+def _merge_slots(n_coarse, entries):
+    """merge_rows' slot row: one per global coarse vertex while they are at most the rank's
+    entries to merge (memory of the rank's own size; at scale the first levels sort their
+    long rows instead), else an empty array."""
+    n_coarse = int(n_coarse)
+    return np.full(n_coarse, -1, dtype=np.int64) if n_coarse <= entries else np.empty(0, dtype=np.int64)
 
 
 def _contract_xp(g, mate):
