@@ -334,17 +334,22 @@ def test_jet_numba_and_xp_paths_identical():
     assert np.array_equal(ra, rb)
 
 
+def _jet_both_paths(spec, k):
+    """(graph, start, bound, Jet's compiled result, its whole-array result) from a random start."""
+    from matchpart.generators import from_spec
+    g = from_spec(spec)
+    lmax = metrics.max_block_weight(g.total_vwgt, k, 0.03)
+    parts = balanced_random_parts(g.n, k, 1)
+    return (g, parts, lmax, jet_refine(g, parts, k, lmax, seed=4, method="numba"),
+            jet_refine(g, parts, k, lmax, seed=4, method="xp"))
+
+
 @pytest.mark.parametrize("spec,k", [("rmat:10", 8), ("ba:1500:4", 16)])
 def test_jet_numba_and_xp_paths_identical_on_power_law_graphs(spec, k):
     # Jet's moves overfill the hubs' blocks in nearly every iteration there, so this holds the
     # compiled rebalancing inside the loop (its candidate lists, selection and moves) to the
     # whole-array rounds, which score every member of an overweight block
-    from matchpart.generators import from_spec
-    g = from_spec(spec)
-    lmax = metrics.max_block_weight(g.total_vwgt, k, 0.03)
-    parts = balanced_random_parts(g.n, k, 1)
-    a = jet_refine(g, parts, k, lmax, seed=4, method="numba")
-    b = jet_refine(g, parts, k, lmax, seed=4, method="xp")
+    _, _, _, a, b = _jet_both_paths(spec, k)
     assert np.array_equal(a, b)
 
 
@@ -353,13 +358,8 @@ def test_jet_keeps_evicted_vertices_out_of_flooded_blocks_on_both_paths(spec, k,
     # from a random start Jet floods the hubs' blocks: the vertices rebalancing throws out of
     # them stay out (jet.FLOODED); the compiled loop keeps them out as the whole-array one
     # does, and the rule changes the result here (so the flooded path is what is compared)
-    from matchpart.generators import from_spec
     from matchpart.refine import jet
-    g = from_spec(spec)
-    lmax = metrics.max_block_weight(g.total_vwgt, k, 0.03)
-    parts = balanced_random_parts(g.n, k, 1)
-    a = jet_refine(g, parts, k, lmax, seed=4, method="numba")
-    b = jet_refine(g, parts, k, lmax, seed=4, method="xp")
+    g, parts, lmax, a, b = _jet_both_paths(spec, k)
     assert np.array_equal(a, b)
     monkeypatch.setattr(jet, "FLOODED", np.inf)       # the whole-array loop reads it per call
     c = jet_refine(g, parts, k, lmax, seed=4, method="xp")

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..jit import njit
 from ..refine.destinations import vertex_destination
+from ..refine.packing import rooms_end_to_end
 
 
 @njit(cache=True, internal=True)
@@ -257,16 +258,24 @@ def admit(movers, dest, loss, vw, room, at_least_one, parts, ext, now, changed, 
     keep = _prefix(dest, loss, w, room, at_least_one)
     for i in range(n):
         if keep[i]:
-            v = movers[i]
-            local[parts[v]] -= vw[v]
-            local[dest[i]] += vw[v]
-            parts[v] = dest[i]
-            ext[v] = dest[i]
-            now[v] = True
-            if not changed[v]:
-                changed[v] = True
-                moved[nmoved] = v
-                nmoved += 1
+            nmoved = _move(movers[i], dest[i], vw, parts, ext, now, changed, moved, nmoved, local)
+    return nmoved
+
+
+@njit(cache=True, internal=True)
+def _move(v, b, vw, parts, ext, now, changed, moved, nmoved, local):
+    """Move own vertex v to block b (parts, its slot of ext, the local block weights), flag
+    it in ``now`` and ``changed``, listing it in moved[nmoved:] when newly changed; returns
+    the new length of ``moved``."""
+    local[parts[v]] -= vw[v]
+    local[b] += vw[v]
+    parts[v] = b
+    ext[v] = b
+    now[v] = True
+    if not changed[v]:
+        changed[v] = True
+        moved[nmoved] = v
+        nmoved += 1
     return nmoved
 
 
@@ -292,7 +301,6 @@ def pack(movers, loss, vw, left, parts, ext, now, changed, moved, nmoved, local)
     one receiver's room when the receivers' rooms are laid end to end in block order (the
     single process's packing, refine.rebalance_kernel). Flags and lists them as ``admit``
     does; returns the new length of ``moved``."""
-    k = left.shape[0]
     n = movers.shape[0]
     idx = np.empty(n, dtype=np.int64)
     nr = 0
@@ -307,34 +315,11 @@ def pack(movers, loss, vw, left, parts, ext, now, changed, moved, nmoved, local)
         v = movers[idx[t]]
         per_w[t] = loss[idx[t]] / max(vw[v], 1e-12)
     order = np.argsort(per_w, kind="mergesort")
-    recv = np.empty(k, dtype=np.int64)
-    cap = np.empty(k, dtype=np.float64)
-    nrecv = 0
-    total = 0.0
-    for b in range(k):
-        if left[b] > 0:
-            total += left[b]
-            recv[nrecv] = b
-            cap[nrecv] = total
-            nrecv += 1
-    cw = 0.0
-    r = 0
+    ordered_w = np.empty(nr, dtype=np.float64)
     for t in range(nr):
-        v = movers[idx[order[t]]]
-        start = cw
-        cw += vw[v]
-        while r < nrecv and cap[r] <= start:
-            r += 1
-        if r < nrecv and cw <= cap[r]:
-            b = recv[r]
-            local[parts[v]] -= vw[v]
-            local[b] += vw[v]
-            parts[v] = b
-            ext[v] = b
-            now[v] = True
-            if not changed[v]:
-                changed[v] = True
-                moved[nmoved] = v
-                nmoved += 1
+        ordered_w[t] = vw[movers[idx[order[t]]]]
+    into = rooms_end_to_end(ordered_w, left)
+    for t in range(nr):
+        if into[t] >= 0:
+            nmoved = _move(movers[idx[order[t]]], into[t], vw, parts, ext, now, changed, moved, nmoved, local)
     return nmoved
-

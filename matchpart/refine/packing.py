@@ -1,6 +1,8 @@
-"""Packing vertices into blocks heaviest first: the balanced start of last resort.
+"""Packing vertices into blocks: heaviest first, the balanced start of last resort
+(``pack_decreasing``), and rebalancing's packing of its leftover movers into the rooms left
+(``rooms_end_to_end``).
 
-Used when least-loss moves cannot reach balance (a few heavy vertices against little slack,
+The first is used when least-loss moves cannot reach balance (a few heavy vertices against little slack,
 e.g. coarse graphs or example_weighted with k = 32): greedy refinement is then a
 bin-packing heuristic it was not built to be, while packing heaviest first (LPT) often meets
 the bound. The refiners keep a packing balanced while they win back cut.
@@ -58,3 +60,35 @@ def heaviest_first(vwgt, tie=None):
     if tie is None:
         return np.argsort(-vwgt, kind="stable")
     return np.lexsort((tie, -vwgt))
+
+
+@njit(cache=True)
+def rooms_end_to_end(weights, left):
+    """Receiving block per item: the items, in the given order with these weights, laid end
+    to end over the rooms left[b] > 0 of the blocks in id order; an item goes to the block
+    whose room holds it wholly, -1 where it straddles two rooms or runs past the last.
+    Rebalancing's last step for the movers that found no room next to them (the single
+    process's rounds and the distributed ones)."""
+    k = left.shape[0]
+    recv = np.empty(k, dtype=np.int64)
+    cap = np.empty(k, dtype=np.float64)
+    nrecv = 0
+    total = 0.0
+    for b in range(k):
+        if left[b] > 0:
+            total += left[b]
+            recv[nrecv] = b
+            cap[nrecv] = total
+            nrecv += 1
+    out = np.full(weights.shape[0], -1, dtype=np.int64)
+    end = 0.0
+    r = 0                  # receivers whose room ends at or before the item's start are passed
+    for t in range(weights.shape[0]):
+        start = end
+        end += weights[t]
+        while r < nrecv and cap[r] <= start:
+            r += 1
+        if r < nrecv and end <= cap[r]:
+            out[t] = recv[r]
+    return out
+

@@ -13,6 +13,7 @@ from ..sorting import lexsort_rows
 from ..threads import PRANGE_ONLY
 from .boundary import ROWS_AHEAD, extend_boundary, prefetch_row_blocks
 from .destinations import vertex_destination
+from .packing import rooms_end_to_end
 from .selection import cheapest_covering
 from .rebalance_members import interior_loss_floor, walk_members
 from .state import host_block_weights, host_overload, relink
@@ -283,59 +284,48 @@ def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, 
             if run + w <= room[d]:
                 new_block[j] = d
             run += w
-    # 3. the rest are packed into the room left anywhere (receivers in id order, prefix sums)
+    # 3. the rest are packed into the room left anywhere (packing.rooms_end_to_end)
     nr = 0
     left = room.copy()
+    any_room = False
     for j in range(m):
         if new_block[j] < 0:
             nr += 1
         else:
             left[new_block[j]] -= weight[sel[j]]
-    if nr:
-        recv = np.empty(k, dtype=np.int64)
-        cap = np.empty(k, dtype=np.float64)
-        nrecv = 0
-        total = 0.0
-        for b in range(k):
-            if left[b] > 0:
-                total += left[b]
-                recv[nrecv] = b
-                cap[nrecv] = total
-                nrecv += 1
-        if nrecv:
-            rest = np.empty(nr, dtype=np.int64)
-            rkeys = np.empty((3, nr), dtype=np.float64)   # loss per weight, tie, vertex
-            a = 0
-            for j in range(m):
-                if new_block[j] < 0:
-                    i = sel[j]
-                    rest[a] = j
-                    rkeys[0, a] = keys[1, i]
-                    rkeys[1, a] = keys[2, i]
-                    rkeys[2, a] = cand[i]
-                    a += 1
-            o3 = lexsort_rows(rkeys)
-            any_moved = nr < m
-            cw = 0.0
-            r = 0                                     # receivers whose room ends at or before start
-            for t in range(nr):
-                j = rest[o3[t]]
-                start = cw
-                cw += weight[sel[j]]
-                while r < nrecv and cap[r] <= start:
-                    r += 1
-                if r < nrecv and cw <= cap[r]:        # lies wholly inside receiver r's room
-                    new_block[j] = recv[r]
-                    any_moved = True
-            if not any_moved:
-                # every mover straddled two rooms: move the first one into the largest room
-                best_room = 0
-                for b in range(1, k):
-                    if left[b] > left[best_room]:
-                        best_room = b
-                j = rest[o3[0]]
-                if weight[sel[j]] <= left[best_room]:
-                    new_block[j] = best_room
+    for b in range(k):
+        any_room = any_room or left[b] > 0
+    if nr and any_room:
+        rest = np.empty(nr, dtype=np.int64)
+        rkeys = np.empty((3, nr), dtype=np.float64)   # loss per weight, tie, vertex
+        a = 0
+        for j in range(m):
+            if new_block[j] < 0:
+                i = sel[j]
+                rest[a] = j
+                rkeys[0, a] = keys[1, i]
+                rkeys[1, a] = keys[2, i]
+                rkeys[2, a] = cand[i]
+                a += 1
+        o3 = lexsort_rows(rkeys)
+        ordered_w = np.empty(nr, dtype=np.float64)
+        for t in range(nr):
+            ordered_w[t] = weight[sel[rest[o3[t]]]]
+        into = rooms_end_to_end(ordered_w, left)
+        any_moved = nr < m
+        for t in range(nr):
+            if into[t] >= 0:
+                new_block[rest[o3[t]]] = into[t]
+                any_moved = True
+        if not any_moved:
+            # every mover straddled two rooms: move the first one into the largest room
+            best_room = 0
+            for b in range(1, k):
+                if left[b] > left[best_room]:
+                    best_room = b
+            j = rest[o3[0]]
+            if weight[sel[j]] <= left[best_room]:
+                new_block[j] = best_room
     moved = 0
     for j in range(m):
         b = new_block[j]
