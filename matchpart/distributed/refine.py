@@ -6,7 +6,8 @@ candidate moves against the higher-priority moves of its neighbours, ghosts incl
 afterburner of the Jet paper), applies them, exchanges the ghosts' new blocks and keeps the
 block weights by allreduce (only moved vertices' blocks and candidates' moves travel).
 Overweight blocks are then emptied by least-loss moves, each
-rank shedding its share of every block's excess.
+rank shedding its share of every block's excess; a vertex thrown out of a block that Jet
+flooded does not move back into it on that level (refine.jet.FLOODED).
 """
 from __future__ import annotations
 
