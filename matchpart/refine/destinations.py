@@ -32,20 +32,20 @@ def vertex_destination(v, indptr, indices, ewgt, parts, k, act, allowed, key, ac
             prefetch(parts, indices[e + PREFETCH_DISTANCE])
         b = parts[indices[e]]
         w = ewgt[e]
-        if b == own:
-            co += w
-        else:
-            out += w
-            if act and allowed[b]:
-                if acc[b] == 0:
-                    touched[nt] = b
-                    nt += 1
-                acc[b] += w
+        # without branches: whether a neighbour is in v's block is a coin flip on the boundary
+        inside = b == own
+        co += w * inside
+        out += w * (not inside)
+        counted = act and allowed[b] and not inside
+        touched[nt] = b
+        nt += counted and acc[b] == 0
+        acc[b] += w * counted
     if nt == 0:
         return -1, 0.0, co, out
     best = touched[0]
     best_c = acc[best]
-    best_h = hash32_at(v * k + best, key)
+    best_h = np.uint32(0)
+    hashed = False                 # best_h is computed at the first tie only
     acc[best] = 0
     for t in range(1, nt):
         b = touched[t]
@@ -53,9 +53,15 @@ def vertex_destination(v, indptr, indices, ewgt, parts, k, act, allowed, key, ac
         acc[b] = 0
         if c < best_c:
             continue
+        if c > best_c:
+            best, best_c, hashed = b, c, False
+            continue
+        if not hashed:
+            best_h = hash32_at(v * k + best, key)
+            hashed = True
         h = hash32_at(v * k + b, key)
-        if c > best_c or h < best_h or (h == best_h and b < best):
-            best, best_c, best_h = b, c, h
+        if h < best_h or (h == best_h and b < best):
+            best, best_h = b, h
     return best, best_c, co, out
 
 

@@ -116,6 +116,8 @@ def _afterburner_chunk(c, chunk, indptr, indices, ewgt, parts, bnd, nb, dest, co
             continue
         gv = conn_dest[v] - conn_own[v]
         hv = hash64_at(v, prio_key)
+        dv = dest[v]
+        pv = parts[v]
         new_gain = 0.0
         for e in range(indptr[v], indptr[v + 1]):
             u = indices[e]
@@ -128,10 +130,8 @@ def _afterburner_chunk(c, chunk, indptr, indices, ewgt, parts, bnd, nb, dest, co
                     hu = hash64_at(u, prio_key)
                     if hu < hv or (hu == hv and u < v):
                         where_u = dest[u]
-            if where_u == dest[v]:
-                new_gain += ewgt[e]
-            elif where_u == parts[v]:
-                new_gain -= ewgt[e]
+            # without branches: the sign is a coin flip (where_u is never both)
+            new_gain += ewgt[e] * (np.int64(where_u == dv) - np.int64(where_u == pv))
         keep[i] = new_gain > 0
 
 
