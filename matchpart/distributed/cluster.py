@@ -103,7 +103,7 @@ def decide(indptr, adj, ewgt, vw, at, names, cw, cap, gid, active_key, tie_key):
     nl = indptr.shape[0] - 1
     target = np.full(nl, -1, dtype=np.int64)
     conn = np.zeros(names.shape[0], dtype=np.float64)
-    seen = np.empty(names.shape[0], dtype=np.int64)
+    seen = np.empty(names.shape[0] + 1, dtype=np.int64)   # + 1: written before it counts
     for v in range(nl):
         if (hash32_at(gid[v], active_key) & np.uint32(1)) == 0:
             continue
@@ -111,21 +111,28 @@ def decide(indptr, adj, ewgt, vw, at, names, cw, cap, gid, active_key, tie_key):
         ns = 0
         for e in range(indptr[v], indptr[v + 1]):
             cl = at[adj[e]]
-            if conn[cl] == 0:
-                seen[ns] = cl
-                ns += 1
+            seen[ns] = cl                # without a branch: a coin flip in the first rounds
+            ns += conn[cl] == 0
             conn[cl] += ewgt[e]
         best = -1
         best_conn = 0.0
         best_hash = np.uint32(0)
+        hashed = False                   # best_hash is computed at the first tie only
         for i in range(ns):
             cl = seen[i]
-            if cl == own or cw[cl] + vw[v] > cap:
+            c = conn[cl]
+            # only a cluster that can beat the best so far reads its weight (a random access)
+            if cl == own or (best >= 0 and c < best_conn) or cw[cl] + vw[v] > cap:
                 continue
+            if best < 0 or c > best_conn:
+                best, best_conn, hashed = cl, c, False
+                continue
+            if not hashed:
+                best_hash = hash32_at(gid[v] * np.int64(2654435761) + names[best], tie_key)
+                hashed = True
             h = hash32_at(gid[v] * np.int64(2654435761) + names[cl], tie_key)
-            if (best < 0 or conn[cl] > best_conn or (conn[cl] == best_conn and
-                                                     (h > best_hash or (h == best_hash and names[cl] < names[best])))):
-                best, best_conn, best_hash = cl, conn[cl], h
+            if h > best_hash or (h == best_hash and names[cl] < names[best]):
+                best, best_hash = cl, h
         if best >= 0 and best_conn > conn[own]:
             target[v] = names[best]
         for i in range(ns):

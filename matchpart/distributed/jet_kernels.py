@@ -81,10 +81,8 @@ def afterburner(indptr, adj, ewgt, ext, bnd, nb, cand_ext, dest_ext, gain_ext, g
                     hu = hash64_at(gid[u], prio_key)
                     if hu < hv or (hu == hv and gid[u] < gid[v]):
                         where_u = dest_ext[u]
-            if where_u == dv:
-                new_gain += ewgt[e]
-            elif where_u == pv:
-                new_gain -= ewgt[e]
+            # without branches, as jet_passes._afterburner_chunk (dv != pv)
+            new_gain += ewgt[e] * (np.int64(where_u == dv) - np.int64(where_u == pv))
         if new_gain > 0:
             moved[nm] = v
             nm += 1
