@@ -89,7 +89,8 @@ def cluster_fallback_arg(sp):
 def threads_arg(sp):
     """--threads N for the commands that run kernels."""
     sp.add_argument("--threads", "-t", type=_threads, default=None, metavar="N",
-                    help="CPU threads (default: every core, or NUMBA_NUM_THREADS); results do not depend on it")
+                    help="CPU threads (default: every core, or NUMBA_NUM_THREADS; under mpiexec, per rank: the "
+                         "node's cores shared among its ranks); results do not depend on it")
 
 
 class _StderrInfo(logging.Handler):

@@ -6,7 +6,7 @@ stored in random order), each of those reads is a cache miss: on rgg 2^20 (k = 3
 thread) the first clustering level took 90% of the run at ~36 ns per entry. Numbered
 breadth-first, a vertex's neighbours lie in the layers before and after its own, a few
 thousand ids away: the partition itself took 0.4-0.5 x the time (5.3 s -> 2.1-2.8 s, CPU) at 0.97 x
-the cut. The renumbering (BFS and relabel.relabel) costs ~1-1.5 s there at one thread, so the
+the cut. The renumbering cost ~1-1.5 s there at one thread then (0.35 s now, one pass), so the
 pipeline applies it only to graphs clustered from the first level (eight label-propagation
 rounds per level read every neighbour's cluster): on delaunay 2^20, coarsened by matching, the
 run went from 1.8 to 2.6 s. Graphs whose numbering already keeps most neighbours close (meshes

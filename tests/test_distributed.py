@@ -139,6 +139,36 @@ if c.rank == 0:
 """
 
 
+_THREADS = """
+import json
+import numpy as np
+from matchpart.distributed import partition
+from matchpart.distributed.comm import Comm
+c = Comm()
+shared = partition("prgg:6000", 4, comm=c)
+one = partition("prgg:6000", 4, comm=c, threads=1)
+if c.rank == 0:
+    print(json.dumps({"shared": shared.threads, "one": one.threads, "on_node": c.ranks_on_node(),
+                      "same": bool(np.array_equal(shared.parts, one.parts)) and shared.cut == one.cut}))
+"""
+
+
+def test_ranks_share_the_node_s_threads_and_any_count_gives_the_same_partition(tmp_path):
+    """Numba started with 4 threads in each of 2 ranks on one node: by default each rank
+    runs 4 // 2 = 2 of them (all 4 in each oversubscribed the cores); threads=1 gives the
+    same partition."""
+    _skip_without_mpi()
+    script = tmp_path / "threads.py"
+    script.write_text(_THREADS)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+               NUMBA_NUM_THREADS="4", OMP_NUM_THREADS="1")
+    proc = subprocess.run([_mpiexec(), "-n", "2", sys.executable, "-m", "mpi4py", str(script)], capture_output=True,
+                          text=True, timeout=LAUNCH_TIMEOUT, env=env, cwd=str(ROOT))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert report == {"shared": 2, "one": 1, "on_node": 2, "same": True}, report
+
+
 @pytest.mark.parametrize("ranks", [2, 4])
 def test_generated_specs_give_the_single_process_graph_for_every_p(ranks, tmp_path):
     _skip_without_mpi()

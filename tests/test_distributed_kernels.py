@@ -33,13 +33,19 @@ def local_rows(draw):
 @settings(max_examples=60, deadline=None)
 @given(local_rows())
 def test_local_columns_match_unique_and_searchsorted(case):
+    """Both ways (the sort of the remote columns, and the table of remote ids where the
+    global n is given and small enough) give np.unique's ghosts and searchsorted's indices."""
     n, first, last, indptr, cols = case
-    adj, ghosts = local_columns(cols, first, last)
     remote = (cols < first) | (cols >= last)
     ref_ghosts = np.unique(cols[remote])
     ref = cols - first
     ref[remote] = (last - first) + np.searchsorted(ref_ghosts, cols[remote])
-    assert np.array_equal(ghosts, ref_ghosts) and np.array_equal(adj, ref)
+    for given_n in (None, n):
+        adj, ghosts = local_columns(cols, first, last, given_n)
+        assert np.array_equal(ghosts, ref_ghosts) and np.array_equal(adj, ref)
+    if n - (last - first) <= cols.shape[0]:        # the table is used
+        adj, ghosts = local_columns(cols, first, last, n)
+        assert adj.dtype == np.int32
 
 
 def _merged_reference(cr, cc, cw, n, nc, first):

@@ -36,7 +36,7 @@ def cmd_partition(args, out, check_output=None):
         if getattr(args, "mem_limit", None) is not None:
             limit = _limit_memory(c, args.mem_limit, args.verbose)
         kwargs = dict(eps=args.eps, seed=args.seed, preset=args.preset, comm=c)
-        for name in ("matcher", "rating"):
+        for name in ("matcher", "rating", "threads"):
             if getattr(args, name, None) is not None:
                 kwargs[name] = getattr(args, name)
         t0 = time.perf_counter()

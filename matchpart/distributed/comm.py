@@ -46,9 +46,19 @@ class Comm:
         self.comm = comm if comm is not None else world()
         self.rank = self.comm.Get_rank()
         self.size = self.comm.Get_size()
+        self._on_node = None
         self.sent = defaultdict(int)  # phase -> bytes sent by this rank
         self.calls = defaultdict(int)  # phase -> collective operations (each a latency on every rank)
         self._phase = "other"
+
+    def ranks_on_node(self):
+        """Collective on first use: how many ranks of this communicator share this rank's
+        node (its shared-memory group)."""
+        if self._on_node is None:
+            local = self.comm.Split_type(mpi().COMM_TYPE_SHARED)
+            self._on_node = local.Get_size()
+            local.Free()
+        return self._on_node
 
     @contextlib.contextmanager
     def phase(self, name):

@@ -24,12 +24,51 @@ RENUMBER_MIN_VERTICES = 4096
 ROW_COST = 1
 
 
-def local_columns(cols, first, last):
+def local_columns(cols, first, last, n=None):
     """(local index of every column: own v -> v - first, ghost j -> n_local + j, int32 while
     they fit (as the single process's indices: half the bytes every kernel reads); the
-    sorted ghosts)."""
+    sorted ghosts). ``n``: the global vertex count, when known: while the other ranks' ids
+    are at most as many as this rank's entries, the ghosts are found by marking them in a
+    table of those ids (memory of the rank's own size) instead of sorting the remote columns
+    (R-MAT 2^18, P = 2: 0.35 s a rank for the sort on the four levels)."""
     small = (last - first) + cols.shape[0] < 2**31   # there are at most as many ghosts as entries
-    return _local_columns(cols, first, last, np.empty(cols.shape[0], dtype=np.int32 if small else np.int64))
+    adj = np.empty(cols.shape[0], dtype=np.int32 if small else np.int64)
+    if n is not None and n - (last - first) <= cols.shape[0]:
+        return _local_columns_by_table(cols, first, last, int(n), adj)
+    return _local_columns(cols, first, last, adj)
+
+
+@njit(cache=True)
+def _local_columns_by_table(cols, first, last, n, adj):
+    """_local_columns through a table of the n - (last - first) other ranks' ids: mark the
+    remote columns, number the marked ids in increasing order, look each column up (the
+    same ghosts, in the same order)."""
+    nl = last - first
+    slot = np.full(n - nl, -1, dtype=np.int64)   # remote id c at c (below first) or c - nl
+    for e in range(cols.shape[0]):
+        c = cols[e]
+        if c < first:
+            slot[c] = 0
+        elif c >= last:
+            slot[c - nl] = 0
+    ng = 0
+    for j in range(n - nl):
+        if slot[j] == 0:
+            slot[j] = ng
+            ng += 1
+    ghosts = np.empty(ng, dtype=np.int64)
+    for j in range(n - nl):
+        if slot[j] >= 0:
+            ghosts[slot[j]] = j if j < first else j + nl
+    for e in range(cols.shape[0]):
+        c = cols[e]
+        if c < first:
+            adj[e] = nl + slot[c]
+        elif c >= last:
+            adj[e] = nl + slot[c - nl]
+        else:
+            adj[e] = c - first
+    return adj, ghosts
 
 
 @njit(cache=True)
@@ -85,7 +124,7 @@ class DistGraph:
         self.ewgt = np.asarray(ewgt)
         self.vwgt = np.asarray(vwgt)
         self._rows = None
-        self.adj, self.ghosts = local_columns(self.cols, self.first, self.last)
+        self.adj, self.ghosts = local_columns(self.cols, self.first, self.last, self.n)
         self.gid = np.concatenate([np.arange(self.first, self.last, dtype=np.int64), self.ghosts])
         self._build_ghost_exchange()
         totals = self.comm.allreduce(np.array([self.cols.shape[0], self.vwgt.sum()], dtype=self.vwgt.dtype
