@@ -205,9 +205,10 @@ def rank_threads(c, threads=None):
     the cores: two ranks of two threads each on a 2-core machine ran R-MAT 2^18's coarsest
     graph's initial partitioning 5 x slower than of one thread each (1.3 s against 0.28 s),
     the threads of each waiting for cores the other held."""
+    on_node = c.ranks_on_node()       # collective: every rank asks, whatever it was given
     if threads is not None:
         return check_threads(threads)
-    return max(1, available_threads() // c.ranks_on_node())
+    return max(1, available_threads() // on_node)
 
 
 def _partition(source, k, eps, seed, rating, preset, matcher, c, root, use_fm, threads):
