@@ -184,7 +184,7 @@ def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, 
     weighted degree ``wdeg`` and they have no adjacent destination, so their rows are only
     summed, once: wdeg holds -1 for a vertex not summed yet (filled as candidates need it,
     or all at once with ``floor[0]``, NaN until the list is first tried). Selecting the movers takes
-    O(candidates x log(movers)) (selection.cheapest_covering), not a sort of every
+    O(candidates) (selection.cheapest_covering), not a sort of every
     candidate: a block's overload after a Jet iteration is a few vertices' worth while it
     holds tens of thousands. Moved vertices not yet
     ``logged`` are flagged and appended to log (log[nlog[0]], ...), so callers can update
