@@ -133,7 +133,7 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
     k = maxw.shape[0]
     locked = np.zeros(n, dtype=np.bool_)
     in_list = np.zeros(n, dtype=np.bool_)
-    cand = np.zeros(n, dtype=np.bool_)
+    cand_gain = np.full(n, -np.inf)          # lp_moves_nb's candidates' gains (-inf: none)
     bnd = np.empty(n, dtype=np.int64)
     moved = np.empty(n, dtype=np.int64)
     keep = np.empty(n, dtype=np.bool_)       # per list entry: the chunked scans' verdicts
@@ -226,7 +226,7 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
             locked[moved[i]] = False
             rescan[moved[i]] = True
         nm_new = lp_moves_nb(indptr, indices, ewgt, p, bnd, nb, dest, conn_dest, conn_own, c,
-                              stream_key_at(seed, _STREAM_PRIORITY + it), cand, moved, keep, chunk, parallel_min,
+                              stream_key_at(seed, _STREAM_PRIORITY + it), cand_gain, moved, keep, chunk, parallel_min,
                               evicted)
         if nm_new == 0 and nm == 0:
             break                            # nothing left to try: a local optimum of this search

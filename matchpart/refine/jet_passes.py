@@ -91,42 +91,46 @@ def _compact(listed, nb, keep):
 
 
 @njit(cache=True, internal=True)
-def _candidates_chunk(c, chunk, bnd, nb, dest, conn_dest, conn_own, factor, cand, evicted):
+def _candidates_chunk(c, chunk, bnd, nb, dest, conn_dest, conn_own, factor, cand_gain, evicted):
     every = evicted.shape[0] == 0
     for i in range(c * chunk, min(nb, (c + 1) * chunk)):
         v = bnd[i]
-        cand[v] = dest[v] >= 0 and (every or dest[v] != evicted[v]) \
-            and -(conn_dest[v] - conn_own[v]) < np.floor(factor * conn_own[v])
+        gain = conn_dest[v] - conn_own[v]
+        is_cand = dest[v] >= 0 and (every or dest[v] != evicted[v]) and -gain < np.floor(factor * conn_own[v])
+        cand_gain[v] = np.float64(gain) if is_cand else -np.inf
 
 
 @njit(cache=True, internal=True)
-def _afterburner_chunk(c, chunk, indptr, indices, ewgt, parts, bnd, nb, dest, conn_dest, conn_own, prio_key, cand,
-                       keep):
+def _afterburner_chunk(c, chunk, indptr, indices, ewgt, parts, bnd, nb, dest, prio_key, cand_gain, keep):
     """keep[i] = list entry i is a candidate whose gain, recomputed as if every
     higher-priority neighbouring candidate had moved first, is positive."""
     stop = min(nb, (c + 1) * chunk)
     for i in range(c * chunk, stop):
         v = bnd[i]
         keep[i] = False
-        if i + ROWS_AHEAD < stop and cand[bnd[i + ROWS_AHEAD]]:
+        if i + ROWS_AHEAD < stop and cand_gain[bnd[i + ROWS_AHEAD]] > -np.inf:
             w = bnd[i + ROWS_AHEAD]
             prefetch_row_blocks(w, indptr, indices, parts)
-            prefetch_row_blocks(w, indptr, indices, conn_dest)
-        if not cand[v]:
+            prefetch_row_blocks(w, indptr, indices, cand_gain)
+        gv = cand_gain[v]
+        if gv == -np.inf:
             continue
-        gv = conn_dest[v] - conn_own[v]
-        hv = hash64_at(v, prio_key)
+        hv = np.uint64(0)
+        hashed = False
         dv = dest[v]
         pv = parts[v]
         new_gain = 0.0
         for e in range(indptr[v], indptr[v + 1]):
             u = indices[e]
             where_u = parts[u]
-            if cand[u]:
-                gu = conn_dest[u] - conn_own[u]
+            gu = cand_gain[u]          # -inf unless a candidate: one read decides most entries
+            if gu >= gv:
                 if gu > gv:
                     where_u = dest[u]
-                elif gu == gv:
+                else:                  # equal gains: the smaller hash, then the smaller id, first
+                    if not hashed:
+                        hv = hash64_at(v, prio_key)
+                        hashed = True
                     hu = hash64_at(u, prio_key)
                     if hu < hv or (hu == hv and u < v):
                         where_u = dest[u]
@@ -136,28 +140,30 @@ def _afterburner_chunk(c, chunk, indptr, indices, ewgt, parts, bnd, nb, dest, co
 
 
 @njit(cache=True, parallel=PRANGE_ONLY)
-def lp_moves_nb(indptr, indices, ewgt, parts, bnd, nb, dest, conn_dest, conn_own, factor, prio_key, cand, moved,
+def lp_moves_nb(indptr, indices, ewgt, parts, bnd, nb, dest, conn_dest, conn_own, factor, prio_key, cand_gain, moved,
                 keep, chunk, parallel_min, evicted):
     """Fill moved with the listed vertices that move this iteration (candidates that survive
     the afterburner), in list order; returns how many. A vertex whose destination is
     evicted[v] (the block rebalancing last moved it out of; an empty array: none) is no
-    candidate."""
+    candidate. ``cand_gain``: -inf for every vertex on entry and on return; in between, a
+    candidate's gain (float64, exact for integer weights below 2^53), so that the
+    afterburner reads one array per neighbour where a flag and two connectivities cost three
+    random reads."""
     chunks = (nb + chunk - 1) // chunk
     if nb >= parallel_min:
         for c in prange(chunks):
-            _candidates_chunk(np.int64(c), chunk, bnd, nb, dest, conn_dest, conn_own, factor, cand, evicted)
+            _candidates_chunk(np.int64(c), chunk, bnd, nb, dest, conn_dest, conn_own, factor, cand_gain, evicted)
         for c in prange(chunks):
-            _afterburner_chunk(np.int64(c), chunk, indptr, indices, ewgt, parts, bnd, nb, dest, conn_dest, conn_own,
-                               prio_key, cand, keep)
+            _afterburner_chunk(np.int64(c), chunk, indptr, indices, ewgt, parts, bnd, nb, dest, prio_key, cand_gain,
+                               keep)
     else:
         for c in range(chunks):
-            _candidates_chunk(c, chunk, bnd, nb, dest, conn_dest, conn_own, factor, cand, evicted)
+            _candidates_chunk(c, chunk, bnd, nb, dest, conn_dest, conn_own, factor, cand_gain, evicted)
         for c in range(chunks):
-            _afterburner_chunk(c, chunk, indptr, indices, ewgt, parts, bnd, nb, dest, conn_dest, conn_own, prio_key,
-                               cand, keep)
+            _afterburner_chunk(c, chunk, indptr, indices, ewgt, parts, bnd, nb, dest, prio_key, cand_gain, keep)
     nm = 0
     for i in range(nb):
-        cand[bnd[i]] = False
+        cand_gain[bnd[i]] = -np.inf
         if keep[i]:
             moved[nm] = bnd[i]
             nm += 1
