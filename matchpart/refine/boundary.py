@@ -100,6 +100,27 @@ def extend_boundary(indptr, indices, moved, start, stop, listed, nb, in_list):
 
 
 @njit(cache=True, internal=True)
+def extend_and_flag(indptr, indices, moved, start, stop, listed, nb, in_list, flags):
+    """extend_boundary and flag_around in one walk over the moved vertices' rows (Jet after
+    its moves: on Barabasi-Albert 2^20 the two walks were 16-40 ms an iteration)."""
+    for i in range(start, stop):
+        v = moved[i]
+        flags[v] = True
+        if not in_list[v]:
+            in_list[v] = True
+            listed[nb] = v
+            nb += 1
+        for e in range(indptr[v], indptr[v + 1]):
+            u = indices[e]
+            flags[u] = True
+            if not in_list[u]:
+                in_list[u] = True
+                listed[nb] = u
+                nb += 1
+    return nb
+
+
+@njit(cache=True, internal=True)
 def flag_around(indptr, indices, vertices, start, stop, flags):
     """Flag vertices[start:stop] and their neighbours."""
     for i in range(start, stop):

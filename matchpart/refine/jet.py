@@ -22,7 +22,7 @@ import numpy as np
 from .. import threads
 from ..backend.rng import stream_key_at
 from ..jit import njit
-from .boundary import boundary_from_scratch, extend_boundary, flag_around
+from .boundary import boundary_from_scratch, extend_and_flag, extend_boundary, flag_around
 from .destinations import best_destinations
 from .jet_passes import lp_moves_nb, scan_boundary
 from .rebalance import MAX_ROUNDS as _REBALANCE_ROUNDS
@@ -243,8 +243,7 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
                 changed[v] = True
                 changed_list[nchanged] = v
                 nchanged += 1
-        nb = extend_boundary(indptr, indices, moved, 0, nm, bnd, nb, in_list)
-        flag_around(indptr, indices, moved, 0, nm, rescan)
+        nb = extend_and_flag(indptr, indices, moved, 0, nm, bnd, nb, in_list, rescan)
     # the list covers p's boundary; best differs from p only on the vertices changed since it
     # was taken, so those and their neighbours cover the rest of best's boundary
     extend_boundary(indptr, indices, changed_list, 0, nchanged, bnd, nb, in_list)
