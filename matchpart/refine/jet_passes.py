@@ -14,6 +14,7 @@ from numba import prange
 
 from ..backend.rng import hash64_at
 from ..jit import njit
+from ..prefetch import PREFETCH_DISTANCE, prefetch
 from ..threads import PRANGE_ONLY
 from .boundary import ROWS_AHEAD, on_boundary, prefetch_row_blocks
 from .destinations import vertex_destination
@@ -109,9 +110,10 @@ def _afterburner_chunk(c, chunk, indptr, indices, ewgt, parts, bnd, nb, dest, pr
         v = bnd[i]
         keep[i] = False
         if i + ROWS_AHEAD < stop and cand_gain[bnd[i + ROWS_AHEAD]] > -np.inf:
-            w = bnd[i + ROWS_AHEAD]
-            prefetch_row_blocks(w, indptr, indices, parts)
-            prefetch_row_blocks(w, indptr, indices, cand_gain)
+            w = bnd[i + ROWS_AHEAD]      # its first neighbours' blocks and gains
+            for e in range(indptr[w], min(indptr[w + 1], indptr[w] + PREFETCH_DISTANCE)):
+                prefetch(parts, indices[e])
+                prefetch(cand_gain, indices[e])
         gv = cand_gain[v]
         if gv == -np.inf:
             continue
