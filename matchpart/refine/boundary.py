@@ -82,20 +82,23 @@ def cover_changes(indptr, indices, before, after, flags):
 
 
 @njit(cache=True, internal=True)
+def _list(u, listed, nb, in_list):
+    """Append u to the list unless it is on it; returns the list's new length."""
+    if not in_list[u]:
+        in_list[u] = True
+        listed[nb] = u
+        nb += 1
+    return nb
+
+
+@njit(cache=True, internal=True)
 def extend_boundary(indptr, indices, moved, start, stop, listed, nb, in_list):
     """Add moved[start:stop] and their neighbours to the list; returns its new length."""
     for i in range(start, stop):
         v = moved[i]
-        if not in_list[v]:
-            in_list[v] = True
-            listed[nb] = v
-            nb += 1
+        nb = _list(v, listed, nb, in_list)
         for e in range(indptr[v], indptr[v + 1]):
-            u = indices[e]
-            if not in_list[u]:
-                in_list[u] = True
-                listed[nb] = u
-                nb += 1
+            nb = _list(np.int64(indices[e]), listed, nb, in_list)
     return nb
 
 
@@ -106,17 +109,11 @@ def extend_and_flag(indptr, indices, moved, start, stop, listed, nb, in_list, fl
     for i in range(start, stop):
         v = moved[i]
         flags[v] = True
-        if not in_list[v]:
-            in_list[v] = True
-            listed[nb] = v
-            nb += 1
+        nb = _list(v, listed, nb, in_list)
         for e in range(indptr[v], indptr[v + 1]):
-            u = indices[e]
+            u = np.int64(indices[e])
             flags[u] = True
-            if not in_list[u]:
-                in_list[u] = True
-                listed[nb] = u
-                nb += 1
+            nb = _list(u, listed, nb, in_list)
     return nb
 
 
