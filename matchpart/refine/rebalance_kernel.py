@@ -183,10 +183,10 @@ def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, 
     Vertices not flagged in ``in_list`` are known to be interior: their loss is their whole
     weighted degree ``wdeg`` and they have no adjacent destination, so their rows are only
     summed, once: wdeg holds -1 for a vertex not summed yet (filled as candidates need it,
-    or all at once with ``floor[0]``, NaN until the list is first tried). Selecting the movers takes
-    O(candidates) (selection.cheapest_covering), not a sort of every
-    candidate: a block's overload after a Jet iteration is a few vertices' worth while it
-    holds tens of thousands. Moved vertices not yet
+    or all at once with ``floor[0]``, NaN until the list is first tried). The movers are chosen
+    by selection.cheapest_covering (a heap, or quickselects for long lists), not a sort of
+    every candidate: a block's overload after a Jet iteration is a few vertices' worth while
+    it holds tens of thousands. Moved vertices not yet
     ``logged`` are flagged and appended to log (log[nlog[0]], ...), so callers can update
     what depends on their blocks without a full pass; log needs room for n. ``origin``
     (empty: not kept): origin[v] = v's block when it was logged, before its first move.
