@@ -443,3 +443,19 @@ def test_threaded_gathering_equals_the_serial_gathering(g, seed, chunk, float_we
                                                          by_transpose, chunk, entries)
         for a, b in zip(serial, threaded):
             assert a.dtype == b.dtype and np.array_equal(a, b)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.integers(0, 50), max_size=40), st.integers(1, 120))
+def test_row_chunks_close_each_chunk_at_its_share_of_entries(degrees, entries):
+    from matchpart.coarsen.gather import row_chunks
+    bound = np.concatenate([[0], np.cumsum(degrees)]).astype(np.int64)
+    rows = row_chunks(bound, entries)
+    n = len(degrees)
+    assert rows[0] == 0 and rows[-1] == n and (np.diff(rows) > 0).all() or (n == 0 and list(rows) == [0])
+    for a, b in zip(rows[:-2], rows[1:-1]):      # every chunk but the last reaches the share ...
+        assert bound[b] - bound[a] >= entries
+        assert bound[b - 1] - bound[a] < entries     # ... and closes at the first row that does
+    if len(rows) > 1:
+        a, b = rows[-2], rows[-1]
+        assert bound[b - 1] - bound[a] < entries

@@ -46,9 +46,9 @@ PARALLEL_MIN_ENTRIES = 200_000
 # kernel (TBB layer, 2-core machine, median of 5): delaunay 2^20 0.107 vs 0.144 s, R-MAT 2^18
 # 0.209 vs 0.327 s, rgg 2^20 0.301 vs 0.372 s (the workqueue layer once measured no gain).
 PARALLEL_MIN_THREADS = 2
-# Coarse vertices per chunk of the threaded gathering (gather.contract_by_gathering_parallel);
+# Fine entries per chunk of the threaded gathering (gather.contract_by_gathering_parallel);
 # each chunk fills a slot row of n_coarse entries.
-GATHER_CHUNK_VERTICES = 4096
+GATHER_CHUNK_ENTRIES = 1 << 16
 # The parallel kernel's chunks: one per PARALLEL_CHUNK_ENTRIES fine entries rounded down to a
 # power of two, which splits evenly over 2, 4, 8 threads (2 to PARALLEL_MAX_CHUNKS; fixed by
 # the data). Each costs a count row of n_coarse entries. Delaunay 2^20, 2 threads: level 0,
@@ -118,7 +118,7 @@ def contract_arrays(arrays, mapping, n_coarse):
                 # compile of its loop bodies, and its prange loops do run on the threads
                 warnings.simplefilter("ignore", numba.NumbaPerformanceWarning)
                 return contract_by_gathering_parallel(indptr, indices, ewgt, vwgt, mapping, nc,
-                                                      ewgt.dtype.kind in "iu", GATHER_CHUNK_VERTICES,
+                                                      ewgt.dtype.kind in "iu", GATHER_CHUNK_ENTRIES,
                                                       TRANSPOSE_CHUNK_ENTRIES)
         bcol, bw = np.empty(indices.shape[0], dtype=indices.dtype), np.empty(indices.shape[0], dtype=ewgt.dtype)
         return contract_by_gathering(indptr, indices, ewgt, vwgt, mapping, nc, bcol, bw, ewgt.dtype.kind in "iu")

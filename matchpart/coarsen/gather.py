@@ -93,11 +93,11 @@ def contract_by_gathering(indptr, indices, ewgt, vwgt, mapping, nc, bcol, bw, by
 
 @njit(cache=True, parallel=PRANGE_ONLY)
 def contract_by_gathering_parallel(indptr, indices, ewgt, vwgt, mapping, nc, by_transpose, chunk, transpose_chunk):
-    """contract_by_gathering on the threads, with the same result: coarse vertices in fixed
-    chunks of ``chunk``, each coarse row gathered into its own range (its members' entries
-    counted ahead), then the rows sorted per chunk, or transposed (``by_transpose``) in
-    chunks of about ``transpose_chunk`` entries (TRANSPOSE_CHUNK_ENTRIES) that keep the order
-    of the rows."""
+    """contract_by_gathering on the threads, with the same result: consecutive coarse vertices
+    in chunks of about ``chunk`` fine entries (row_chunks), each coarse row gathered into its
+    own range (its members' entries counted ahead), then the rows sorted per chunk, or
+    transposed (``by_transpose``) in chunks of about ``transpose_chunk`` entries
+    (TRANSPOSE_CHUNK_ENTRIES) that keep the order of the rows."""
     n = indptr.shape[0] - 1
     first = np.zeros(nc + 1, dtype=np.int64)       # members by coarse vertex, in fine id order
     bound = np.zeros(nc + 1, dtype=np.int64)       # their entries: the room of the coarse row
@@ -116,10 +116,11 @@ def contract_by_gathering_parallel(indptr, indices, ewgt, vwgt, mapping, nc, by_
     bcol = np.empty(bound[nc], dtype=indices.dtype)
     bw = np.empty(bound[nc], dtype=ewgt.dtype)
     row_len = np.zeros(nc + 1, dtype=np.int64)
-    chunks = (nc + chunk - 1) // chunk
+    crows = row_chunks(bound, chunk)
+    chunks = crows.shape[0] - 1
     for t in prange(chunks):
         slot = np.full(nc, -1, dtype=np.int64)    # as in contract_by_gathering
-        for c in range(t * chunk, min(nc, (t + 1) * chunk)):
+        for c in range(crows[t], crows[t + 1]):
             start = bound[c]
             top = start
             for i in range(first[c], first[c + 1]):
@@ -170,7 +171,7 @@ def contract_by_gathering_parallel(indptr, indices, ewgt, vwgt, mapping, nc, by_
         for t in prange(chunks):
             tc = np.empty(RANK_SORT_MAX, dtype=bcol.dtype)
             tw = np.empty(RANK_SORT_MAX, dtype=bw.dtype)
-            for c in range(t * chunk, min(nc, (t + 1) * chunk)):
+            for c in range(crows[t], crows[t + 1]):
                 start, stop = bound[c], bound[c] + cindptr[c + 1] - cindptr[c]
                 if stop - start <= RANK_SORT_MAX:
                     _rank_sort_row(bcol, bw, start, stop, tc, tw)
@@ -180,6 +181,26 @@ def contract_by_gathering_parallel(indptr, indices, ewgt, vwgt, mapping, nc, by_
                     cindices[cindptr[c] + s - start] = bcol[s]
                     cewgt[cindptr[c] + s - start] = bw[s]
     return cindptr, cindices, cewgt, coarse_vertex_weights(vwgt, mapping, nc)
+
+
+@njit(cache=True, internal=True)
+def row_chunks(bound, entries):
+    """Chunk boundaries over the rows of the prefix sums ``bound`` (n + 1 entries): each chunk
+    of consecutive rows closes once it holds ``entries`` entries or more. The split follows
+    the data, never the threads; by rows alone, one chunk of R-MAT's dense coarse rows held
+    most of a level's entries and a second thread sped its gathering up by 1.0-1.2 x."""
+    n = bound.shape[0] - 1
+    rows = np.empty(n + 1, dtype=np.int64)
+    rows[0] = 0
+    count = 1
+    for c in range(n):
+        if bound[c + 1] - bound[rows[count - 1]] >= entries:
+            rows[count] = c + 1
+            count += 1
+    if rows[count - 1] < n:
+        rows[count] = n
+        count += 1
+    return rows[:count]
 
 
 @njit(cache=True, internal=True)
