@@ -348,6 +348,35 @@ def check_local_fm():
         checks["local fm balanced"] = bool(metrics.is_balanced(whole, full, 8, 0.03))
 
 
+def check_local_fm_grouped():
+    # the grouped sweeps (forced on): each rank moves only between its group's blocks, so the
+    # cut falls by exactly the sum of the ranks' gains; the same checks as check_local_fm
+    from matchpart.distributed import fm as dfm
+    from matchpart.distributed.refine import edge_cut as dcut
+    path = os.path.join(shared, "4elt.graph")
+    g = load(path, c)
+    whole = matchpart.load_graph(path)
+    start = c.comm.bcast(np.asarray(matchpart.partition(whole, 8, preset="fast", seed=5).parts) if c.rank == 0
+                         else None)
+    lmax = metrics.max_block_weight(whole.total_vwgt, 8, 0.03)
+    saved = dfm.GROUPED_IMBALANCE
+    dfm.GROUPED_IMBALANCE = 0.0
+    try:
+        own = start[g.first:g.last]
+        grouped = dfm.grouped_sweeps(c, np.diff(g.indptr), *dfm._local_arrays(g)[1:])
+        parts, tracked = dfm.local_fm(g, own, 8, lmax, seed=1, passes=2, cut=int(dcut(g, g.extended(own))))
+    finally:
+        dfm.GROUPED_IMBALANCE = saved
+    exact = int(dcut(g, g.extended(parts)))
+    full = g.gather_values(parts)
+    if c.rank == 0:
+        before, after = metrics.edge_cut(whole, start), metrics.edge_cut(whole, full)
+        checks["grouped local fm runs grouped"] = grouped == (c.size > 1)
+        checks["grouped local fm cut tracked exactly"] = bool(tracked == exact == after)
+        checks["grouped local fm improves"] = bool(after < before)
+        checks["grouped local fm balanced"] = bool(metrics.is_balanced(whole, full, 8, 0.03))
+
+
 def check_empty_ranks():
     # ranks without vertices (small coarse levels) must reduce the same dtypes as the others:
     # np.bincount gives int64 zeros for an empty input, which once made their block weights
@@ -457,7 +486,7 @@ seconds = {}
 ratios = {}
 for check in (check_matchings, check_karp_sipser_2d, check_hash_collisions, check_kernels_match_whole_array,
               check_read_and_contract, check_two_hop, check_cluster,
-              check_local_fm, check_empty_ranks, check_errors) + (check_partitions, check_part_kway, check_renumbered_scatter) * do_partition:
+              check_local_fm, check_local_fm_grouped, check_empty_ranks, check_errors) + (check_partitions, check_part_kway, check_renumbered_scatter) * do_partition:
     t0 = time.perf_counter()
     check(ratios) if check is check_partitions else check()
     seconds[check.__name__] = round(time.perf_counter() - t0, 2)

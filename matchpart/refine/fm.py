@@ -125,6 +125,8 @@ def refine_arrays(arrays, parts, maxw, *, seed=0, passes=4, stall=None, rebalanc
     ``parts`` when known (Jet returns it), which saves an O(m) pass; ``boundary_hint``: bool
     flags of a superset of its boundary (Jet returns them too), which saves most of another;
     they are extended in place to cover the result's boundary (for the next finer level).
+    The first pass lists only flagged vertices: the flags may leave out vertices that cannot
+    move (distributed.fm's frozen ones), whose entries that pass then does not build.
     From parallel_fm.PARALLEL_FM_MIN_VERTICES vertices up (k > 2), the passes are parallel_fm's
     matching rounds; ``workspace``: a parallel_fm.new_workspace of at least n vertices for
     them (shared by the levels of a hierarchy), or None (a fresh one). Where they decline (most
