@@ -14,6 +14,9 @@ from .rowsort import RANK_SORT_MAX, _rank_sort_row, _sort_row
 # contract_by_gathering_parallel's transposition splits the coarse rows into chunks of about
 # this many entries (each chunk counts its entries per column: a row of n_coarse counters).
 TRANSPOSE_CHUNK_ENTRIES = 1 << 17
+# ... and its gathering into at most this many chunks: each fills a slot row of n_coarse
+# entries (Barabasi-Albert 2^20's third level: 11M entries, 30k coarse vertices).
+GATHER_MAX_CHUNKS = 64
 
 
 @njit(cache=True)
@@ -94,10 +97,10 @@ def contract_by_gathering(indptr, indices, ewgt, vwgt, mapping, nc, bcol, bw, by
 @njit(cache=True, parallel=PRANGE_ONLY)
 def contract_by_gathering_parallel(indptr, indices, ewgt, vwgt, mapping, nc, by_transpose, chunk, transpose_chunk):
     """contract_by_gathering on the threads, with the same result: consecutive coarse vertices
-    in chunks of about ``chunk`` fine entries (row_chunks), each coarse row gathered into its
-    own range (its members' entries counted ahead), then the rows sorted per chunk, or
-    transposed (``by_transpose``) in chunks of about ``transpose_chunk`` entries
-    (TRANSPOSE_CHUNK_ENTRIES) that keep the order of the rows."""
+    in chunks of about ``chunk`` fine entries (row_chunks; about GATHER_MAX_CHUNKS chunks at
+    most), each coarse row gathered into its own range (its members' entries counted ahead),
+    then the rows sorted per chunk, or transposed (``by_transpose``) in chunks of about
+    ``transpose_chunk`` entries (TRANSPOSE_CHUNK_ENTRIES) that keep the order of the rows."""
     n = indptr.shape[0] - 1
     first = np.zeros(nc + 1, dtype=np.int64)       # members by coarse vertex, in fine id order
     bound = np.zeros(nc + 1, dtype=np.int64)       # their entries: the room of the coarse row
@@ -116,7 +119,7 @@ def contract_by_gathering_parallel(indptr, indices, ewgt, vwgt, mapping, nc, by_
     bcol = np.empty(bound[nc], dtype=indices.dtype)
     bw = np.empty(bound[nc], dtype=ewgt.dtype)
     row_len = np.zeros(nc + 1, dtype=np.int64)
-    crows = row_chunks(bound, chunk)
+    crows = row_chunks(bound, max(chunk, bound[nc] // GATHER_MAX_CHUNKS))
     chunks = crows.shape[0] - 1
     for t in prange(chunks):
         slot = np.full(nc, -1, dtype=np.int64)    # as in contract_by_gathering
