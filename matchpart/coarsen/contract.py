@@ -36,6 +36,14 @@ from .pairs import mapping_from_labels, mapping_from_matching, mapping_from_matc
 # 1.0 x (its levels above 100k vertices stay with the buckets: gathering its first level
 # took 2.3 x as long).
 GATHER_MAX_VERTICES = 100_000
+# Larger graphs are gathered too when they have at least this many fine entries per coarse
+# vertex: then a member's row is long and its cache miss is paid once for many entries.
+# Clustered levels of power-law graphs, 2 threads, two alternating runs (best of 6 each):
+# Barabasi-Albert 2^20's second level (195 entries per coarse vertex) 343-346 instead of
+# 421-423 ms, R-MAT 2^20's first (230) 342-430 instead of 433-449 ms. With 145 (rgg 2^20's
+# first level, whose neighbours have nearby ids, which the buckets stream) and 62 (BA's
+# first) the buckets were faster (101 against 128 ms, 673 against 885 ms).
+GATHER_MIN_ENTRIES_PER_COARSE = 160
 # Below this many fine adjacency entries the kernels run on one thread: waking the thread
 # pool costs more than the work (the bisection hierarchy of initial partitioning contracts
 # many graphs of a few hundred vertices). Gathering on 2 threads against 1, the levels of
@@ -111,7 +119,8 @@ def contract_arrays(arrays, mapping, n_coarse):
     # (delaunay 2^20, level 0: ~10% of the contraction)
     mapping = np.ascontiguousarray(mapping, dtype=indices.dtype)
     nc = int(n_coarse)
-    if indptr.shape[0] - 1 <= GATHER_MAX_VERTICES:
+    dense_rows = indices.shape[0] >= GATHER_MIN_ENTRIES_PER_COARSE * nc
+    if indptr.shape[0] - 1 <= GATHER_MAX_VERTICES or dense_rows:
         if indices.shape[0] >= PARALLEL_MIN_ENTRIES and numba.get_num_threads() >= PARALLEL_MIN_THREADS:
             with warnings.catch_warnings(), _default_split():
                 # compiling it, numba warns of no parallel loop: the warning comes from a nested
