@@ -9,9 +9,11 @@ meet them. ``in_list`` flags the listed vertices, so nothing is listed twice.
 from __future__ import annotations
 
 import numpy as np
+from numba import prange
 
 from ..jit import njit
 from ..prefetch import PREFETCH_DISTANCE, prefetch
+from ..threads import PRANGE_ONLY
 
 # The list walks below and in Jet, rebalancing and FM's set-up read every neighbour's block:
 # a cache miss each once the blocks outgrow the caches. They prefetch the blocks of the row
@@ -125,3 +127,79 @@ def flag_around(indptr, indices, vertices, start, stop, flags):
         flags[v] = True
         for e in range(indptr[v], indptr[v + 1]):
             flags[indices[e]] = True
+
+
+@njit(cache=True, internal=True)
+def _walk_new(indptr, indices, moved, lo, hi, in_list, flags, out, at):
+    """Walk moved[lo:hi] and their rows in extend_boundary's order: set ``flags`` (unless
+    empty) and count the vertices met that are not listed; with ``out`` non-empty, also
+    write them there from ``at`` on. Returns the count."""
+    with_flags = flags.shape[0] > 0
+    write = out.shape[0] > 0
+    count = 0
+    for i in range(lo, hi):
+        v = moved[i]
+        if with_flags:
+            flags[v] = True         # every writer writes True: the same flags in any order
+        if not in_list[v]:
+            if write:
+                out[at + count] = v
+            count += 1
+        for e in range(indptr[v], indptr[v + 1]):
+            u = indices[e]
+            if with_flags:
+                flags[u] = True
+            if not in_list[u]:
+                if write:
+                    out[at + count] = u
+                count += 1
+    return count
+
+
+@njit(cache=True, parallel=PRANGE_ONLY)
+def extend_and_flag_chunked(indptr, indices, moved, start, stop, listed, nb, in_list, flags, chunk, parallel_min):
+    """extend_and_flag (extend_boundary when ``flags`` is empty) on the threads, with the
+    serial walk's list for any number of them: fixed chunks of ``chunk`` moved vertices set
+    the flags and count the unlisted vertices they meet; the chunks that met some write them
+    out (in walk order, repeats included) at their offsets, and one serial pass over those
+    appends each at its first appearance, as the serial walk does. From ``parallel_min``
+    moved vertices up. (Barabasi-Albert 2^18, k = 8, finest level: the walks took 86 of
+    Jet's 866 ms on two threads, now 22.)"""
+    count = stop - start
+    if count < parallel_min:
+        if flags.shape[0]:
+            return extend_and_flag(indptr, indices, moved, start, stop, listed, nb, in_list, flags)
+        return extend_boundary(indptr, indices, moved, start, stop, listed, nb, in_list)
+    chunks = (count + chunk - 1) // chunk
+    found = np.empty(chunks + 1, dtype=np.int64)
+    nothing = moved[:0]
+    for c in prange(chunks):
+        found[c + 1] = _walk_new(indptr, indices, moved, start + c * chunk, min(stop, start + (c + 1) * chunk),
+                                 in_list, flags, nothing, 0)
+    found[0] = 0
+    for c in range(chunks):
+        found[c + 1] += found[c]
+    if found[chunks] == 0:
+        return nb
+    met = np.empty(found[chunks], dtype=moved.dtype)
+    no_flags = flags[:0]
+    for c in prange(chunks):
+        if found[c + 1] > found[c]:
+            _walk_new(indptr, indices, moved, start + c * chunk, min(stop, start + (c + 1) * chunk), in_list,
+                      no_flags, met, found[c])
+    for i in range(met.shape[0]):
+        nb = _list(np.int64(met[i]), listed, nb, in_list)
+    return nb
+
+
+@njit(cache=True, parallel=PRANGE_ONLY)
+def flag_around_chunked(indptr, indices, vertices, start, stop, flags, chunk, parallel_min):
+    """flag_around on the threads (fixed chunks of ``chunk`` vertices) from ``parallel_min``
+    vertices up; the flags are the same in any order."""
+    count = stop - start
+    if count < parallel_min:
+        flag_around(indptr, indices, vertices, start, stop, flags)
+        return
+    chunks = (count + chunk - 1) // chunk
+    for c in prange(chunks):
+        flag_around(indptr, indices, vertices, start + c * chunk, min(stop, start + (c + 1) * chunk), flags)

@@ -22,7 +22,7 @@ import numpy as np
 from .. import threads
 from ..backend.rng import stream_key_at
 from ..jit import njit
-from .boundary import boundary_from_scratch, extend_and_flag, extend_boundary, flag_around
+from .boundary import boundary_from_scratch, extend_and_flag_chunked, flag_around_chunked
 from .destinations import best_destinations
 from .jet_passes import lp_moves_nb, scan_boundary
 from .rebalance import MAX_ROUNDS as _REBALANCE_ROUNDS
@@ -192,7 +192,7 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
             bw, nb = rebalance_nb(indptr, indices, ewgt, vwgt, p, maxw, seed + 7919 * it, _REBALANCE_ROUNDS,
                                   log, nlog, logged, wdeg, bnd, nb, in_list, members, chunk, parallel_min,
                                   loss_floor, origin if any_flooded else no_origin)
-            flag_around(indptr, indices, log, 0, nlog[0], rescan)
+            flag_around_chunked(indptr, indices, log, 0, nlog[0], rescan, chunk, parallel_min)
             for i in range(nlog[0]):
                 v = log[i]
                 logged[v] = False
@@ -243,10 +243,11 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
                 changed[v] = True
                 changed_list[nchanged] = v
                 nchanged += 1
-        nb = extend_and_flag(indptr, indices, moved, 0, nm, bnd, nb, in_list, rescan)
+        nb = extend_and_flag_chunked(indptr, indices, moved, 0, nm, bnd, nb, in_list, rescan, chunk, parallel_min)
     # the list covers p's boundary; best differs from p only on the vertices changed since it
     # was taken, so those and their neighbours cover the rest of best's boundary
-    extend_boundary(indptr, indices, changed_list, 0, nchanged, bnd, nb, in_list)
+    extend_and_flag_chunked(indptr, indices, changed_list, 0, nchanged, bnd, nb, in_list, np.empty(0, dtype=np.bool_),
+                            chunk, parallel_min)
     return best, best_cut, in_list
 
 

@@ -11,7 +11,7 @@ from ..backend.rng import hash32_at, stream_key_at
 from ..jit import njit
 from ..sorting import lexsort_rows
 from ..threads import PRANGE_ONLY
-from .boundary import ROWS_AHEAD, extend_boundary, prefetch_row_blocks
+from .boundary import ROWS_AHEAD, extend_and_flag_chunked, prefetch_row_blocks
 from .destinations import vertex_destination
 from .packing import rooms_end_to_end
 from .selection import cheapest_covering
@@ -368,7 +368,8 @@ def rebalance_nb(indptr, indices, ewgt, vwgt, parts, maxw, seed, max_rounds, log
                                    wdeg, listed, nlisted, in_list, members, chunk, parallel_min, floor, origin)
         if moved == 0:
             break
-        nlisted = extend_boundary(indptr, indices, log, before, nlog[0], listed, nlisted, in_list)
+        nlisted = extend_and_flag_chunked(indptr, indices, log, before, nlog[0], listed, nlisted, in_list,
+                                          np.empty(0, dtype=np.bool_), chunk, parallel_min)
         if host_overload(bw, maxw) > (1.0 - MIN_PROGRESS) * over:
             break
     return bw, nlisted
