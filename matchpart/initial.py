@@ -27,6 +27,15 @@ FINAL_KWAY_PASSES = 2
 # the time at k = 32 (0.62-0.65 x on rmat, ba, sbm, ws) for +0.04% of final cut over the
 # peers instances (2 seeds).
 FINAL_KWAY_LOCALIZED = False
+# On an assembled graph of mean degree (2m / n) above this, one k-way pass and no pairwise
+# rounds: the coarsest graphs of power-law inputs are nearly complete (ba 2^16, k = 32: 455
+# vertices, 85k edges, 57 ms of k-way FM for 0.11% of its cut), and the finest levels'
+# refiners make up the rest. R-MAT, Barabasi-Albert, Watts-Strogatz and SBM 2^16, k = 8, 32,
+# seeds 1-3, 2 threads: default 0.958 x the time at 1.0005 x the final cut (at most +0.45%),
+# fast 0.962 x at 1.0002 x. No pass at all (rebalancing only): 0.92 x, but Barabasi-Albert
+# k = 32 then took 1.25 x (its finest levels' refiners did the work, for 0.99 x the cut).
+POLISH_MAX_DEGREE = 40.0
+DENSE_KWAY_PASSES = 1
 # Rounds of pairwise 2-way FM (every pair of adjacent blocks) after the final k-way FM: the
 # 2-way pass can swap vertices between full blocks, which matters on coarse graphs whose
 # vertex weights are large against the slack Lmax - W/k.
@@ -60,7 +69,8 @@ def initial_partition(graph, k, eps, *, seed=0, tries=8, fm_passes=8, hierarchie
     by heavy-edge matching (`hierarchies` independent hierarchies, best kept), grown on
     the coarsest level and refined by 2-way FM on every level back up. The assembled
     partition then gets FINAL_KWAY_PASSES k-way FM passes and `pairwise_rounds` of 2-way FM
-    between adjacent blocks; these also repair balance if needed: every block is brought to <= Lmax = max_block_weight(W, k, eps) by least-loss
+    between adjacent blocks (DENSE_KWAY_PASSES and none on a dense graph, see
+    POLISH_MAX_DEGREE); these also repair balance if needed: every block is brought to <= Lmax = max_block_weight(W, k, eps) by least-loss
     moves, and when those fail (heavy vertices, little slack) by packing the vertices heaviest
     first (LPT) and refining that packing. When no balanced partition is found (e.g. a vertex
     heavier than Lmax) the least overweight partition found is returned; check it with
@@ -84,13 +94,16 @@ def initial_partition(graph, k, eps, *, seed=0, tries=8, fm_passes=8, hierarchie
     if k == 1 or n == 0:
         return parts
     maxw = block_bounds(graph.total_vwgt, k, eps, target_weights).astype(np.float64)
-    eps_level = (1.0 + eps) ** (1.0 / math.ceil(math.log2(k))) - 1.0
     targets = np.ones(k) if target_weights is None else np.asarray(target_weights, dtype=np.float64)
     eps_level = (1.0 + eps) ** (1.0 / math.ceil(math.log2(k))) - 1.0
     rng = np.random.default_rng(seed)
     parts = recursive_bisection(*arrays, maxw, targets, eps_level, int(rng.integers(2**31)), int(tries),
                                 int(fm_passes), int(hierarchies))
-    key = _polish(arrays, parts, maxw, rng, FINAL_KWAY_PASSES if fm_passes else 0, int(pairwise_rounds))
+    dense = arrays[1].shape[0] > POLISH_MAX_DEGREE * n
+    if dense:
+        key = _polish(arrays, parts, maxw, rng, DENSE_KWAY_PASSES if fm_passes else 0, 0)
+    else:
+        key = _polish(arrays, parts, maxw, rng, FINAL_KWAY_PASSES if fm_passes else 0, int(pairwise_rounds))
     if key[0] > 0:
         parts = _repair_by_packing(arrays, parts, maxw, rng, fm_passes, key)
     return parts
