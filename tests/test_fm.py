@@ -272,3 +272,46 @@ def test_gpu_graph_and_parts_are_accepted():
     out = kway_fm(gg, gg.backend.xp.asarray(parts), 4, lmax, seed=2)
     assert isinstance(out, np.ndarray)
     assert np.array_equal(out, kway_fm(g, parts, 4, lmax, seed=2))
+
+
+def _graph_with_hubs(seed, hubs):
+    """A ring of 400 vertices with random chords (mean degree ~5) and ``hubs`` vertices
+    joined to 150-250 random others each: only those are above kway_fm's hub degree."""
+    rng = np.random.default_rng(seed)
+    n = 400
+    a = [np.arange(n), rng.integers(0, n, 200)]
+    b = [(np.arange(n) + 1) % n, rng.integers(0, n, 200)]
+    for h in range(hubs):
+        others = rng.choice(np.delete(np.arange(n), h * 97), size=int(rng.integers(150, 251)), replace=False)
+        a.append(np.full(others.shape[0], h * 97))
+        b.append(others)
+    a, b = np.concatenate(a), np.concatenate(b)
+    keep = a != b
+    return Graph.from_edges(a[keep], b[keep], np.ones(int(keep.sum()), dtype=np.int64), n=n)
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10**6), hubs=st.integers(1, 3), k=st.integers(3, 8), localized=st.booleans(),
+       grouped=st.booleans())
+def test_kway_passes_never_move_a_hub(seed, hubs, k, localized, grouped):
+    """k-way FM (global, localized and grouped passes) leaves the vertices above the hub degree
+    (HUB_DEGREE_FACTOR x the mean, at least HUB_MIN_DEGREE) in their blocks and moves others."""
+    from matchpart.refine import grouped_fm, parallel_fm
+    from matchpart.refine.kway_fm import HUB_DEGREE_FACTOR, HUB_MIN_DEGREE, hub_flags
+    g = _graph_with_hubs(seed, hubs)
+    indptr = np.asarray(g.indptr)
+    degree = np.diff(indptr)
+    cap = max(HUB_DEGREE_FACTOR * degree.mean(), HUB_MIN_DEGREE)
+    hub = hub_flags(indptr)
+    assert hub.tolist() == (degree > cap).tolist() and hub.sum() == hubs
+    parts = balanced_random_parts(g, k, np.random.default_rng(seed))
+    lmax = metrics.max_block_weight(g.total_vwgt, k, 0.03)
+    saved = parallel_fm.PARALLEL_FM_MIN_VERTICES, parallel_fm.MAX_BOUNDARY_SHARE, grouped_fm.MIN_BLOCKS
+    if grouped:     # the grouped rounds on this small graph
+        parallel_fm.PARALLEL_FM_MIN_VERTICES, parallel_fm.MAX_BOUNDARY_SHARE, grouped_fm.MIN_BLOCKS = 0, 0.0, 3
+    try:
+        out = np.asarray(kway_fm(g, parts, k, lmax, seed=seed, passes=2, localized=localized))
+    finally:
+        parallel_fm.PARALLEL_FM_MIN_VERTICES, parallel_fm.MAX_BOUNDARY_SHARE, grouped_fm.MIN_BLOCKS = saved
+    assert (out[hub] == parts[hub]).all()
+    assert (out != parts).any() and metrics.edge_cut(g, out) < metrics.edge_cut(g, parts)

@@ -12,7 +12,7 @@ from matchpart.refine import fm
 from matchpart.refine import gain_cache as gc
 from matchpart.refine import grouped_fm
 from matchpart.refine import parallel_fm as pf
-from matchpart.refine.kway_fm import locked_pass
+from matchpart.refine.kway_fm import hub_flags, locked_pass
 from matchpart.refine.state import host_arrays, host_block_weights, host_cut
 
 from test_threads import _random_graph, assert_same_digest_for_1_to_4_threads, partition_digest_script
@@ -35,7 +35,7 @@ def _one_after_another(arrays, parts, bw, maxw, order, group, ngroups, stall):
         own_bw = np.where(group == g, bw, 0.0)
         own_maxw = np.where(group == g, maxw, -1.0)
         listed = np.array([v for v in order if group[parts[v]] == g], dtype=np.int64)
-        locked = group[parts] != g
+        locked = (group[parts] != g) | hub_flags(indptr)
         cut, moved = locked_pass(indptr, indices, ewgt, vwgt, parts, own_bw, own_maxw, listed, locked, stall, 0.0,
                                  gc.new_cache(n, indices.shape[0], k), 64, 1 << 62)
         gain -= cut

@@ -25,7 +25,7 @@ from ..jit import njit
 from ..threads import PRANGE_ONLY
 from . import gain_cache as gc
 from .boundary import shuffled_boundary
-from .kway_fm import locked_pass
+from .kway_fm import hub_flags, locked_pass
 
 # ---- tunables -------------------------------------------------------------------------
 # Blocks per group, at most: 2 groups at k = 32. Groups of 8 won less than half of what
@@ -88,6 +88,7 @@ def grouped_round(indptr, indices, ewgt, vwgt, parts, bw, maxw, order, group, ng
     gains = np.zeros(ngroups, dtype=np.float64)
     kept = np.zeros(ngroups, dtype=np.int64)
     never = np.iinfo(np.int64).max       # a pass's own set-up stays on its thread
+    hub = hub_flags(indptr)
     for g in prange(ngroups):
         own_bw = np.zeros(k, dtype=np.float64)
         own_maxw = np.full(k, -1.0)
@@ -99,7 +100,7 @@ def grouped_round(indptr, indices, ewgt, vwgt, parts, bw, maxw, order, group, ng
         # fixed for the round, whichever value this thread reads
         locked = np.empty(n, dtype=np.bool_)
         for v in range(n):
-            locked[v] = group[parts[v]] != g
+            locked[v] = hub[v] or group[parts[v]] != g
         cache = gc.new_cache(n, slots[g], k)
         cut, kept[g] = locked_pass(indptr, indices, ewgt, vwgt, parts, own_bw, own_maxw,
                                    listed[start[g]:start[g + 1]], locked, stall, 0.0, cache, chunk, never)
