@@ -303,18 +303,18 @@ def test_recursive_bisection_items_are_the_best_of_their_hierarchies():
 
 @pytest.mark.parametrize("k", [4, 8])
 def test_dense_graphs_get_the_short_polish_and_stay_balanced(monkeypatch, k):
-    """Above POLISH_MAX_DEGREE the assembled partition gets DENSE_KWAY_PASSES k-way passes and
-    no pairwise rounds; sparse graphs keep the full polish. Either way: balanced, deterministic."""
+    """Above POLISH_MAX_DEGREE the assembled partition gets DENSE_KWAY_PASSES k-way passes of
+    DENSE_STALL_MOVES stall moves and no pairwise rounds; sparse graphs keep the full polish. Either way: balanced, deterministic."""
     from matchpart import initial
     calls = []
     real = initial._polish
 
-    def spy(arrays, parts, maxw, rng, passes, pairwise_rounds=initial.PAIRWISE_ROUNDS):
-        calls.append((passes, pairwise_rounds))
-        return real(arrays, parts, maxw, rng, passes, pairwise_rounds)
+    def spy(arrays, parts, maxw, rng, passes, pairwise_rounds=initial.PAIRWISE_ROUNDS, stall=None):
+        calls.append((passes, pairwise_rounds, stall))
+        return real(arrays, parts, maxw, rng, passes, pairwise_rounds, stall)
     monkeypatch.setattr(initial, "_polish", spy)
-    for n, m, want in ((240, 240 * 30, (initial.DENSE_KWAY_PASSES, 0)),
-                       (240, 240 * 4, (initial.FINAL_KWAY_PASSES, initial.PAIRWISE_ROUNDS))):
+    for n, m, want in ((240, 240 * 30, (initial.DENSE_KWAY_PASSES, 0, initial.DENSE_STALL_MOVES)),
+                       (240, 240 * 4, (initial.FINAL_KWAY_PASSES, initial.PAIRWISE_ROUNDS, None))):
         g = Graph.from_networkx(nx.gnm_random_graph(n, m, seed=3))
         calls.clear()
         parts = initial_partition(g, k, 0.03, seed=5, tries=2, fm_passes=2, pairwise_rounds=initial.PAIRWISE_ROUNDS)
