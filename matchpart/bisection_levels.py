@@ -84,7 +84,8 @@ def recursive_bisection(indptr, indices, ewgt, vwgt, maxw, targets, eps_level, s
             np.random.seed(np.int64(hash64_at(counter, key) >> np.uint64(33)))
             if hi - lo <= BISECT_COARSEST:
                 side, item_over, item_cut = _grow_and_refine(sub[0], sub[1], sub[2], sub[3], sub_weight * bounds[2],
-                                                             bounds[:2], tries, passes, _stall(hi - lo, ks == k))
+                                                             bounds[:2], tries, passes,
+                                                             _stall(hi - lo, ks == k, sub[1].shape[0]))
             else:
                 side, item_over, item_cut = multilevel_bisection(sub, sub_weight * bounds[2], bounds[:2], tries, passes,
                                                                  ks == k, coarse_vertex_cap(sub[3]))
