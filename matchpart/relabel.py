@@ -41,12 +41,17 @@ def heavy_tailed(max_degree, n, m) -> bool:
     return m > 0 and max_degree * n >= RELABEL_MIN_SKEW * 2 * m
 
 
-def skewed(graph) -> bool:
-    """Whether ``graph`` is big and heavy-tailed enough to be relabelled (see the tunables)."""
-    if graph.n < RELABEL_MIN_VERTICES or graph.m == 0:
+def power_law(graph) -> bool:
+    """Whether ``graph`` is heavy-tailed (RELABEL_MIN_SKEW), whatever its size."""
+    if graph.m == 0:
         return False
     xp = graph.backend.xp
     return heavy_tailed(int(xp.diff(graph.indptr).max()), graph.n, graph.m)
+
+
+def skewed(graph) -> bool:
+    """Whether ``graph`` is big and heavy-tailed enough to be relabelled (see the tunables)."""
+    return graph.n >= RELABEL_MIN_VERTICES and power_law(graph)
 
 
 def degree_order(graph):

@@ -120,9 +120,12 @@ def uncoarsen(levels, parts, k, lmax, preset, seed, say=None, contiguous=False, 
     cut = boundary = workspace = None
     sizes = None if volume is None else _objective.level_sizes(levels, volume.sizes)
     base_preset = preset if volume is None else _objective.cut_preset(preset)
-    # on a power-law graph FM runs on the finest level only: its coarse levels are dense (R-MAT
-    # 2^18: mean degree 142 on the first) and FM there took 1.1 s for a final cut 0.2% higher
-    coarse_preset = replace(base_preset, fm_passes=0) if relabel.skewed(levels[0].graph) else base_preset
+    # on a power-law graph k-way FM runs on the finest level only: its coarse levels are dense
+    # (R-MAT 2^18: mean degree 142 on the first) and FM there took 1.1 s for a final cut 0.2%
+    # higher; BA 2^16, k = 8, 32, seeds 1-3: 0.84-1.0 x the time at 0.998-1.001 x the cut.
+    # 2-way FM keeps them: BA 2^16, k = 2, lost 0.6-0.8% of cut without it
+    coarse_preset = replace(base_preset, fm_passes=0) if k > 2 and relabel.power_law(levels[0].graph) \
+        else base_preset
     if preset.fm_passes and not levels[0].graph.backend.is_gpu and k > 2 \
             and finest_n >= parallel_fm.PARALLEL_FM_MIN_VERTICES:
         workspace = parallel_fm.new_workspace(finest_n)     # FM's scratch for every level

@@ -56,6 +56,8 @@ def test_relabelled_graph_is_scipys_permutation_and_kernel_equals_whole_array(se
 
 def test_only_big_heavy_tailed_graphs_are_relabelled():
     assert not relabel.skewed(matchpart.generate("rmat:12"))          # too small
+    assert relabel.power_law(matchpart.generate("rmat:12"))           # ... but heavy-tailed
+    assert not relabel.power_law(matchpart.generate("delaunay:4096"))
     assert relabel.skewed(matchpart.generate("rmat:17:8"))
     assert not relabel.skewed(matchpart.generate("delaunay:140000"))  # no hubs
     assert not relabel.skewed(matchpart.generate("er:140000:8"))

@@ -170,10 +170,10 @@ def _solve_coarsest(g, k, eps, lmax, pre, rating, seed, threads):
     return parts[g.first:g.last]
 
 
-def _skewed(g):
-    """relabel.skewed on a DistGraph (the same rule: n, max degree against the mean)."""
-    from ..relabel import RELABEL_MIN_VERTICES, heavy_tailed
-    if g.n < RELABEL_MIN_VERTICES or g.m == 0:
+def _power_law(g):
+    """relabel.power_law on a DistGraph (the same rule: max degree against the mean)."""
+    from ..relabel import heavy_tailed
+    if g.m == 0:
         return False
     max_degree = g.comm.allreduce(int(np.diff(g.indptr).max()) if g.n_local else 0, op="max")
     return heavy_tailed(max_degree, g.n, g.m)
@@ -236,7 +236,7 @@ def _partition(source, k, eps, seed, rating, preset, matcher, c, root, use_fm, t
     t1 = time.perf_counter()
     # on a power-law graph FM refines the finest level only, as the single process does
     # (uncoarsen.uncoarsen): R-MAT 2^18, k = 32, P = 1 spent 13.5 s in FM over 11 levels
-    fm_coarse = use_fm and not _skewed(g)
+    fm_coarse = use_fm and not (k > 2 and _power_law(g))
     # the single process's rule (uncoarsen.refined_levels): dense coarse levels, and those
     # that kept most of the last refined level's edges, are projected through unrefined
     # (R-MAT 2^18, k = 32, P = 1: 7 levels of 1.0-3.8M entries)
