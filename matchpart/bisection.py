@@ -39,12 +39,15 @@ BISECT_COARSEST = 50
 BISECT_STALL_MIN = 15
 BISECT_STALL_MAX = 100
 FIRST_BISECT_STALL_MIN = 200
-# On a level of mean degree above DENSE_MIN_DEGREE every bisection, the first too, stops
-# after BISECT_STALL_MIN moves: a move there updates a large share of the graph (the coarsest
+# On a level of mean degree above DENSE_MIN_DEGREE every bisection, the first too, stops a
+# 2-way FM pass after BISECT_STALL_MIN moves without improvement and runs at most
+# DENSE_FM_PASSES passes: a move there updates a large share of the graph (the coarsest
 # graphs of power-law inputs: ba 2^16, k = 32, 455 vertices of mean degree 373). R-MAT, BA,
-# SBM, WS 2^16, k = 8, 32, seeds 1-3: initial partitioning of BA k = 32 78 -> 54 ms, whole
-# runs 0.92 x the time at 1.0004 x the cut.
+# SBM, WS 2^16, k = 8, 32, seeds 1-3: the stall bound took initial partitioning of BA
+# k = 32 from 78 to 54 ms, whole runs 0.92 x the time at 1.0004 x the cut; one pass then
+# 0.93 x the time at 0.9999 x the cut (BA k = 32 0.75-0.80 x; k = 2 within +-0.5%).
 DENSE_MIN_DEGREE = 40.0
+DENSE_FM_PASSES = 1
 # Bisections below the first two levels of the recursion (subgraphs that hold fewer than
 # half of the k blocks) use at most this many hierarchies: their cuts are small pieces of
 # the whole, which k-way FM, pairwise FM and the multilevel refinement rework anyway. With
@@ -228,6 +231,13 @@ def project_labels(coarse, cmap, nf):
 
 
 @njit(cache=True, internal=True)
+def _passes(passes, n, entries):
+    """2-way FM passes for a bisection level of n vertices and ``entries`` stored edge
+    entries (see DENSE_MIN_DEGREE)."""
+    return min(passes, DENSE_FM_PASSES) if entries > DENSE_MIN_DEGREE * n else passes
+
+
+@njit(cache=True, internal=True)
 def _stall(n, first, entries):
     """FM's moves without improvement for a bisection level of n vertices and ``entries``
     stored edge entries (see BISECT_STALL_* and DENSE_MIN_DEGREE)."""
@@ -251,7 +261,8 @@ def _grow_and_refine(indptr, indices, ewgt, vwgt, target0, maxw, tries, passes, 
         fm_seed = np.random.randint(0, 2**31)
         next_seed = np.random.randint(0, 2**31)
         side = grow_bisection(indptr, indices, ewgt, vwgt, order, target0, maxw[0])
-        _, cut, over = refine2(indptr, indices, ewgt, vwgt, side, maxw, passes, fm_seed, stall, False, cache)
+        _, cut, over = refine2(indptr, indices, ewgt, vwgt, side, maxw,
+                               _passes(passes, indptr.shape[0] - 1, indices.shape[0]), fm_seed, stall, False, cache)
         if over < best_over or (over == best_over and cut < best_cut):
             best, best_over, best_cut = side, over, cut
         np.random.seed(next_seed)
@@ -283,7 +294,7 @@ def multilevel_bisection(sub, target0, maxw, tries, passes, first, cap):
         nf = fine[0].shape[0] - 1
         side = project_labels(side, cmap, nf)
         cache = gc.new_cache(nf, fine[1].shape[0], 2)
-        _, cut, over = refine2(fine[0], fine[1], fine[2], fine[3], side, maxw, passes,
+        _, cut, over = refine2(fine[0], fine[1], fine[2], fine[3], side, maxw, _passes(passes, nf, fine[1].shape[0]),
                                np.random.randint(0, 2**31), _stall(nf, first, fine[1].shape[0]), True, cache)
     return side, over, cut
 
