@@ -211,14 +211,16 @@ def test_gpu_input_matches_cpu():
     assert np.array_equal(initial_partition(g.to("gpu"), 4, 0.03, seed=1), initial_partition(g, 4, 0.03, seed=1))
 
 
-def test_packing_repairs_what_single_moves_cannot():
-    # blocks {4,4,3} = 11 and {3,3,3} = 9 with bound 10: no single move fits, LPT packs 10 + 10
+@pytest.mark.parametrize("dense", [False, True])
+def test_packing_repairs_what_single_moves_cannot(dense):
+    # blocks {4,4,3} = 11 and {3,3,3} = 9 with bound 10: no single move fits, LPT packs 10 + 10;
+    # a dense graph's packings get the short polish, and are just as balanced
     from matchpart.initial import _repair_by_packing
     from matchpart.refine.fm import host_arrays
     g = Graph.from_edges([0, 1, 3, 4, 2], [1, 2, 4, 5, 3], vwgt=[4, 4, 3, 3, 3, 3])
     parts = np.array([0, 0, 0, 1, 1, 1])
     out = _repair_by_packing(host_arrays(g), parts, np.array([10.0, 10.0]), np.random.default_rng(0), 2,
-                             (1.0, 1.0))
+                             (1.0, 1.0), dense)
     assert metrics.is_balanced(g, out, 2, 0.0)
 
 
