@@ -4,7 +4,6 @@ threads in tiny chunks too), and partition() on a power-law graph answers for th
 vertices."""
 import numpy as np
 import pytest
-import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -28,9 +28,9 @@ STALL_MOVES_FRACTION = 0.01
 # neighbourhood's updates and its rollback, that never paid off (delaunay 2^20, k = 32, 3
 # seeds: the same cuts with 500, 1000 or 2000 as with ~10^4; the pipeline 0.92 x its time).
 STALL_MOVES_MAX = 1000
-# A k-way pass (global, grouped or localized) never moves a hub, a vertex of degree above HUB_DEGREE_FACTOR x the mean
-# degree and above HUB_MIN_DEGREE: its move and its cache entries cost O(degree), and such
-# moves rarely pay. R-MAT 2^16 (mean degree 28), finest level's FM after Jet, 2 threads:
+# A k-way pass (global, grouped or localized) never moves a hub, a vertex of degree above
+# HUB_DEGREE_FACTOR x the mean degree and above HUB_MIN_DEGREE: its move and its cache entries
+# cost O(degree), and such moves rarely pay. R-MAT 2^16 (mean degree 28), finest level's FM after Jet, 2 threads:
 # k = 8 134 -> 56 ms, k = 32 287 -> 132 ms, the same or more cut won. Meshes, geometric
 # graphs and the coarsest graphs have no such vertex.
 HUB_DEGREE_FACTOR = 8.0
