@@ -38,14 +38,16 @@ def _mesh(n, seed=1):
 # ---- the single-constraint path is unchanged ---------------------------------------------------
 # sha1 prefixes of the partitions that main gave before multi-constraint weights were added
 # (same graphs, k, options, seed 0, CPU); c = 1 must still give exactly these. Pinned again
-# when the recursive bisection's items got their own seeds (bisection_levels.py).
+# when the recursive bisection's items got their own seeds (bisection_levels.py), and for
+# PGPgiantcompo when heavy-tailed graphs of any size lost k-way FM on their coarse levels
+# (relabel.power_law: 590 -> 592).
 PINNED = [
     ("delaunay:3000", 5, {"eps": 0.05}, 273, "0b159a3624cbc3be"),
     # mean degree >= 7: clustered since (coarsen.hierarchy.CLUSTER_WHEN_MEAN_DEGREE); pinned on matching
     ("rgg:2000", 16, {"preset": "fast", "cluster_fallback": False}, 233, "300e1a385932deb9"),
     ("4elt.graph", 8, {}, 641, "f6947ef72a0aee24"),
     ("example_weighted.graph", 32, {}, 9669, "0fd6b84d947937d1"),
-    ("PGPgiantcompo.graph", 4, {"target_weights": [0.1, 0.2, 0.3, 0.4]}, 590, "d826a3738e63184b"),
+    ("PGPgiantcompo.graph", 4, {"target_weights": [0.1, 0.2, 0.3, 0.4]}, 592, "a2b49b0125d553c8"),
 ]
 
 
