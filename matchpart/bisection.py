@@ -39,9 +39,9 @@ BISECT_COARSEST = 50
 BISECT_STALL_MIN = 15
 BISECT_STALL_MAX = 100
 FIRST_BISECT_STALL_MIN = 200
-# On a level of mean degree above DENSE_MIN_DEGREE every bisection, the first too, stops a
-# 2-way FM pass after BISECT_STALL_MIN moves without improvement and runs at most
-# DENSE_FM_PASSES passes: a move there updates a large share of the graph (the coarsest
+# A level of mean degree above DENSE_MIN_DEGREE is dense (initial.py's polish reads it too):
+# every bisection of it, the first too, stops a 2-way FM pass after BISECT_STALL_MIN moves
+# without improvement and runs at most DENSE_FM_PASSES passes: a move there updates a large share of the graph (the coarsest
 # graphs of power-law inputs: ba 2^16, k = 32, 455 vertices of mean degree 373). R-MAT, BA,
 # SBM, WS 2^16, k = 8, 32, seeds 1-3: the stall bound took initial partitioning of BA
 # k = 32 from 78 to 54 ms, whole runs 0.92 x the time at 1.0004 x the cut; one pass then

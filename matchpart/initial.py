@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from .bisection import bisection_bounds_nb
+from .bisection import DENSE_MIN_DEGREE, bisection_bounds_nb
 from .bisection_levels import recursive_bisection
 from .io import as_graph
 from .metrics import block_bounds
@@ -27,14 +27,13 @@ FINAL_KWAY_PASSES = 2
 # the time at k = 32 (0.62-0.65 x on rmat, ba, sbm, ws) for +0.04% of final cut over the
 # peers instances (2 seeds).
 FINAL_KWAY_LOCALIZED = False
-# On an assembled graph of mean degree (2m / n) above this, one k-way pass and no pairwise
-# rounds: the coarsest graphs of power-law inputs are nearly complete (ba 2^16, k = 32: 455
+# On a dense assembled graph (mean degree 2m / n above bisection.DENSE_MIN_DEGREE, the one
+# threshold of dense graphs in initial partitioning), one k-way pass and no pairwise rounds: the coarsest graphs of power-law inputs are nearly complete (ba 2^16, k = 32: 455
 # vertices, 85k edges, 57 ms of k-way FM for 0.11% of its cut), and the finest levels'
 # refiners make up the rest. R-MAT, Barabasi-Albert, Watts-Strogatz and SBM 2^16, k = 8, 32,
 # seeds 1-3, 2 threads: default 0.958 x the time at 1.0005 x the final cut (at most +0.45%),
 # fast 0.962 x at 1.0002 x. No pass at all (rebalancing only): 0.92 x, but Barabasi-Albert
 # k = 32 then took 1.25 x (its finest levels' refiners did the work, for 0.99 x the cut).
-POLISH_MAX_DEGREE = 40.0
 DENSE_KWAY_PASSES = 1
 # ... and that pass stops after DENSE_STALL_MOVES moves without a new best, not kway_fm's
 # 50: a move there updates most of the graph (ba 2^16, k = 32: 455 vertices of mean degree
@@ -75,7 +74,7 @@ def initial_partition(graph, k, eps, *, seed=0, tries=8, fm_passes=8, hierarchie
     the coarsest level and refined by 2-way FM on every level back up. The assembled
     partition then gets FINAL_KWAY_PASSES k-way FM passes and `pairwise_rounds` of 2-way FM
     between adjacent blocks (DENSE_KWAY_PASSES and none on a dense graph, see
-    POLISH_MAX_DEGREE); these also repair balance if needed: every block is brought to <= Lmax = max_block_weight(W, k, eps) by least-loss
+    DENSE_MIN_DEGREE); these also repair balance if needed: every block is brought to <= Lmax = max_block_weight(W, k, eps) by least-loss
     moves, and when those fail (heavy vertices, little slack) by packing the vertices heaviest
     first (LPT) and refining that packing. When no balanced partition is found (e.g. a vertex
     heavier than Lmax) the least overweight partition found is returned; check it with
@@ -104,7 +103,7 @@ def initial_partition(graph, k, eps, *, seed=0, tries=8, fm_passes=8, hierarchie
     rng = np.random.default_rng(seed)
     parts = recursive_bisection(*arrays, maxw, targets, eps_level, int(rng.integers(2**31)), int(tries),
                                 int(fm_passes), int(hierarchies))
-    dense = arrays[1].shape[0] > POLISH_MAX_DEGREE * n
+    dense = arrays[1].shape[0] > DENSE_MIN_DEGREE * n
     if dense:
         key = _polish(arrays, parts, maxw, rng, DENSE_KWAY_PASSES if fm_passes else 0, 0, DENSE_STALL_MOVES)
     else:
@@ -133,8 +132,8 @@ def _repair_by_packing(arrays, parts, maxw, rng, fm_passes, key, dense=False):
 
     Packs vertices heaviest first: keeping each in its block where it fits, else by edges or
     else by room; then by edges alone; then as pure LPT. A packing that fits is refined by k-way and
-    pairwise FM (which keep it balanced; on a ``dense`` graph the short polish of
-    POLISH_MAX_DEGREE: R-MAT and SBM 2^16, k = 32, reach this repair, and took 0.76-0.96 x the
+    pairwise FM (which keep it balanced; on a ``dense`` graph, above DENSE_MIN_DEGREE, the
+    short polish: R-MAT and SBM 2^16, k = 32, reach this repair, and took 0.76-0.96 x the
     time with it at 0.997-1.0003 x the cut). Returns the best
     of the input and the packings by (overload, cut): a balanced partition beats a better cut.
     """
@@ -145,7 +144,7 @@ def _repair_by_packing(arrays, parts, maxw, rng, fm_passes, key, dense=False):
         packed, fits = pack_decreasing(*arrays, order, preferred, maxw, use_edges)
         if not fits:
             continue
-        if dense:       # the dense graph's short polish (POLISH_MAX_DEGREE)
+        if dense:       # the dense graph's short polish (DENSE_KWAY_PASSES, DENSE_STALL_MOVES)
             key = _polish(arrays, packed, maxw, rng, DENSE_KWAY_PASSES, 0, DENSE_STALL_MOVES)
         else:
             key = _polish(arrays, packed, maxw, rng, max(FINAL_KWAY_PASSES, int(fm_passes)))

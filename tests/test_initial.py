@@ -305,7 +305,7 @@ def test_recursive_bisection_items_are_the_best_of_their_hierarchies():
 
 @pytest.mark.parametrize("k", [4, 8])
 def test_dense_graphs_get_the_short_polish_and_stay_balanced(monkeypatch, k):
-    """Above POLISH_MAX_DEGREE the assembled partition gets DENSE_KWAY_PASSES k-way passes of
+    """Above bisection.DENSE_MIN_DEGREE the assembled partition gets DENSE_KWAY_PASSES k-way passes of
     DENSE_STALL_MOVES stall moves and no pairwise rounds; sparse graphs keep the full polish. Either way: balanced, deterministic."""
     from matchpart import initial
     calls = []
