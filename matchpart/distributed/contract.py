@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..coarsen.contract import contract_arrays
 from . import contract_kernels as ck
 from .dgraph import DistGraph
 
@@ -58,8 +59,17 @@ def contract(g, mate, *, method="numba"):
 
 def contract_ids(g, cid, vtxdist):
     """The coarse DistGraph of any grouping: ``cid`` the global coarse id of every own vertex,
-    ``vtxdist`` the coarse ranges (a matching's contract, or clusters)."""
+    ``vtxdist`` the coarse ranges (a matching's contract, or clusters).
+
+    On one rank the rank's rows are the whole graph, and the single process's contraction
+    (coarsen.contract.contract_arrays, threaded) builds the same coarse graph: sorted rows,
+    duplicates summed in fine CSR order as merge_rows sums them. Delaunay 2^20 (random ids),
+    k = 32, one thread: the run's contraction 0.51 -> 0.28 s, the same partition."""
     c = g.comm
+    if c.size == 1:
+        indptr, cols, ewgt, vwgt = contract_arrays((g.indptr, g.adj, g.ewgt, g.vwgt), cid, int(vtxdist[-1]))
+        return DistGraph(c, vtxdist, indptr, cols, ewgt.astype(g.ewgt.dtype, copy=False),
+                         vwgt.astype(g.vwgt.dtype, copy=False))
     coarse_owner = np.searchsorted(vtxdist, cid, side="right") - 1
     cid_ext = g.extended(cid)
     first = int(vtxdist[c.rank])
