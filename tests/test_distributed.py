@@ -76,7 +76,7 @@ def test_matching_reading_contraction_match_single_process(ranks, tmp_path):
     _assert_checks(_worker(ranks, tmp_path))
 
 
-@pytest.mark.parametrize("ranks", [2, 4])
+@pytest.mark.parametrize("ranks", [1, 2, 4])   # 1: the single process's refiners (api._refine_one_rank)
 def test_partitions_balanced_and_close_to_single_process(ranks, tmp_path):
     report = _worker(ranks, tmp_path, partition=True)
     _assert_checks(report)
