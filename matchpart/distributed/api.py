@@ -8,19 +8,21 @@ from __future__ import annotations
 
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from .. import metrics
+from ..backend import get as get_backend
 from ..coarsen.hierarchy import (CAP_FACTOR, MAX_LEVELS, MIN_SHRINK, UNMATCHED_FOR_TWO_HOP, clusters_from_start,
                                  level_seed_of, matching_keeps_edges)
+from ..graph import Graph
 from ..pipeline import PartitionResult, _check_k_eps
 from ..presets import get_preset
 from ..threads import available as available_threads
 from ..threads import check as check_threads
 from ..threads import limit
-from ..uncoarsen import refined_levels
+from ..uncoarsen import localized_stall, refine_level, refined_levels
 from . import refine
 from .comm import DistributedError, as_comm
 from .cluster import cluster
@@ -292,11 +294,6 @@ def _refine_one_rank(fine, finest, parts, k, lmax, pre, seed, fm_here):
     refinement 0.57 -> 0.34 s (cut 18035 -> 17807), R-MAT 2^18 1.62 -> 1.55 s (the single
     process, which numbers R-MAT by degree first, refines it in 1.07 s). Returns (parts, cut
     or None)."""
-    from dataclasses import replace
-
-    from ..backend import get as get_backend
-    from ..graph import Graph
-    from ..uncoarsen import localized_stall, refine_level
     be = get_backend("cpu")
     level = Graph._trusted(fine.indptr, fine.adj, fine.ewgt, fine.vwgt, be)
     whole = Graph._trusted(finest.indptr, finest.adj, finest.ewgt, finest.vwgt, be)
