@@ -169,6 +169,34 @@ def test_ranks_share_the_node_s_threads_and_any_count_gives_the_same_partition(t
     assert report == {"shared": 2, "one": 1, "on_node": 2, "same": True}, report
 
 
+_ONE_RANK_THREADS = """
+import json
+import numpy as np
+from matchpart.distributed import partition
+from matchpart.distributed.comm import Comm
+c = Comm()
+runs = [partition(spec, k, comm=c, threads=t) for spec, k in (("prgg:40000", 8), ("prmat:14", 16)) for t in (1, 2, 3)]
+print(json.dumps({"threads": [r.threads for r in runs],
+                  "same": [bool(np.array_equal(runs[i].parts, runs[j].parts)) and runs[i].cut == runs[j].cut
+                           for i, j in ((0, 1), (0, 2), (3, 4), (3, 5))]}))
+"""
+
+
+def test_one_rank_gives_the_same_partition_for_every_thread_count(tmp_path):
+    """One rank runs the single process's contraction and refiners on its threads
+    (api._refine_one_rank): 1, 2 and 3 threads (more than the cores) give one partition."""
+    _skip_without_mpi()
+    script = tmp_path / "one_rank.py"
+    script.write_text(_ONE_RANK_THREADS)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+               NUMBA_NUM_THREADS="3", OMP_NUM_THREADS="1")
+    proc = subprocess.run([_mpiexec(), "-n", "1", sys.executable, "-m", "mpi4py", str(script)], capture_output=True,
+                          text=True, timeout=LAUNCH_TIMEOUT, env=env, cwd=str(ROOT))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert report == {"threads": [1, 2, 3, 1, 2, 3], "same": [True] * 4}, report
+
+
 @pytest.mark.parametrize("ranks", [2, 4])
 def test_generated_specs_give_the_single_process_graph_for_every_p(ranks, tmp_path):
     _skip_without_mpi()
