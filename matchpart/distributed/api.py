@@ -237,8 +237,14 @@ def _partition(source, k, eps, seed, rating, preset, matcher, c, root, use_fm, t
         parts = _solve_coarsest(hierarchy[-1][0], k, eps, lmax, pre, rating, seed, threads)
     t1 = time.perf_counter()
     # on a power-law graph FM refines the finest level only, as the single process does
-    # (uncoarsen.uncoarsen): R-MAT 2^18, k = 32, P = 1 spent 13.5 s in FM over 11 levels
-    fm_coarse = use_fm and not (k > 2 and _power_law(g))
+    # (uncoarsen.uncoarsen): R-MAT 2^18, k = 32, P = 1 spent 13.5 s in FM over 11 levels.
+    # On more ranks not even that: there nearly every vertex has a neighbour on another rank,
+    # so FM runs as grouped sweeps (fm.grouped_sweeps), each rank moving between 1 / P of
+    # the blocks; R-MAT 2^18, k = 32, P = 2: its two sweeps took 0.79-0.94 s, 1.7 x Jet's
+    # time, for 0.58% of cut (the single process's FM: 1.1% for 1.35 x its Jet's)
+    power_law = k > 2 and _power_law(g)
+    fm_coarse = use_fm and not power_law
+    fm_finest = use_fm and (c.size == 1 or not power_law)
     # the single process's rule (uncoarsen.refined_levels): dense coarse levels, and those
     # that kept most of the last refined level's edges, are projected through unrefined
     # (R-MAT 2^18, k = 32, P = 1: 7 levels of 1.0-3.8M entries)
@@ -251,7 +257,7 @@ def _partition(source, k, eps, seed, rating, preset, matcher, c, root, use_fm, t
             if not refined[depth]:
                 cut = None
                 continue
-            fm_here = use_fm and (depth == 0 or fm_coarse)
+            fm_here = fm_finest if depth == 0 else fm_coarse
             if c.size == 1:
                 parts, cut = _refine_one_rank(fine, hierarchy[0][0], parts, k, lmax, pre, seed + depth, fm_here)
                 continue
