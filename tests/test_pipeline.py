@@ -314,7 +314,7 @@ def test_refined_levels_skip_levels_whose_edges_barely_shrink():
     shrink = get_preset("default").refine_edge_shrink
 
     def levels(ms, n=10**6):
-        return [SimpleNamespace(n=n, m=m) for m in ms]
+        return [SimpleNamespace(n=n >> i, m=m) for i, m in enumerate(ms)]
     # a mesh: m halves per level, every level refined
     assert refined_levels(levels([1000, 500, 250, 120]), shrink) == [True] * 4
     # power-law: a level is refined once m fell below the fraction of the last refined one
@@ -327,6 +327,26 @@ def test_refined_levels_skip_levels_whose_edges_barely_shrink():
         last = m if k else last
     assert refined_levels(levels([10]), shrink) == [True]
     assert refined_levels(levels(ms), 1.0) == [True] * len(ms)
+
+
+def test_refined_levels_skip_a_large_level_above_a_stalled_coarsest_graph():
+    # the last contraction kept more than STALLED_SHARE of the vertices: the level above the
+    # coarsest graph is skipped when large, refined when small; the others are untouched
+    from types import SimpleNamespace
+    from matchpart import uncoarsen
+    shrink = get_preset("default").refine_edge_shrink
+
+    def levels(ns):
+        return [SimpleNamespace(n=n, m=3 * n) for n in ns]
+    big = uncoarsen.STALLED_MIN_VERTICES
+    assert uncoarsen.refined_levels(levels([8 * big, 4 * big, 2 * big, int(1.95 * big)]), shrink) == \
+        [True, True, False, True]
+    assert uncoarsen.refined_levels(levels([8 * big, 4 * big, 2 * big, int(1.6 * big)]), shrink) == [True] * 4
+    small = big // 4
+    assert uncoarsen.refined_levels(levels([8 * small, 4 * small, 2 * small, int(1.95 * small)]), shrink) == \
+        [True] * 4
+    # two levels: the finest is always refined
+    assert uncoarsen.refined_levels(levels([2 * big, int(1.95 * big)]), shrink) == [True, True]
 
 
 def test_refined_levels_skip_dense_coarse_levels():
