@@ -192,7 +192,9 @@ def partition(source, k, *, eps=0.03, seed=0, rating="expansion_star2", preset="
     input's vertex order) only on ``root``.
 
     ``threads``: CPU threads of each rank's kernels; None: the node's cores shared among
-    its ranks (rank_threads). The partition does not depend on it."""
+    its ranks (rank_threads). The partition does not depend on it. ``use_fm``: k-way FM
+    after Jet where it pays (every refined level of a mesh or geometric graph; on a
+    power-law graph the finest level on one rank only, see _partition); False: Jet alone."""
     c = as_comm(comm)
     count = rank_threads(c, threads)
     with limit(count):
