@@ -44,15 +44,26 @@ def _skip_without_mpi():
         pytest.skip("mpiexec not found")
 
 
-def _launch(n, args, timeout=LAUNCH_TIMEOUT):
+def _launch(n, args, timeout=LAUNCH_TIMEOUT, threads=1):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-               NUMBA_NUM_THREADS="1", OMP_NUM_THREADS="1")
+               NUMBA_NUM_THREADS=str(threads), OMP_NUM_THREADS="1")
     if n > (os.cpu_count() or 1):
         # MPICH's waiting ranks spin; with more ranks than cores they take the cores from the
         # ranks with work. Sleeping instead of yielding halved P = 4 runs on 2 cores.
         env.setdefault("MPIR_CVAR_ENABLE_HEAVY_YIELD", "1")
     return subprocess.run([_mpiexec(), "-n", str(n), *args], capture_output=True, text=True, timeout=timeout,
                           env=env, cwd=str(ROOT))
+
+
+def _script_report(tmp_path, text, ranks, threads):
+    """Run the script ``text`` on ``ranks`` ranks of ``threads`` numba threads each; returns
+    the JSON report on its last line of output."""
+    _skip_without_mpi()
+    script = tmp_path / "script.py"
+    script.write_text(text)
+    proc = _launch(ranks, [sys.executable, "-m", "mpi4py", str(script)], threads=threads)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def _worker(n, tmp_path, partition=False):
@@ -157,15 +168,7 @@ def test_ranks_share_the_node_s_threads_and_any_count_gives_the_same_partition(t
     """Numba started with 4 threads in each of 2 ranks on one node: by default each rank
     runs 4 // 2 = 2 of them (all 4 in each oversubscribed the cores); threads=1 gives the
     same partition."""
-    _skip_without_mpi()
-    script = tmp_path / "threads.py"
-    script.write_text(_THREADS)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-               NUMBA_NUM_THREADS="4", OMP_NUM_THREADS="1")
-    proc = subprocess.run([_mpiexec(), "-n", "2", sys.executable, "-m", "mpi4py", str(script)], capture_output=True,
-                          text=True, timeout=LAUNCH_TIMEOUT, env=env, cwd=str(ROOT))
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    report = _script_report(tmp_path, _THREADS, ranks=2, threads=4)
     assert report == {"shared": 2, "one": 1, "on_node": 2, "same": True}, report
 
 
@@ -185,26 +188,13 @@ print(json.dumps({"threads": [r.threads for r in runs],
 def test_one_rank_gives_the_same_partition_for_every_thread_count(tmp_path):
     """One rank runs the single process's contraction and refiners on its threads
     (api._refine_one_rank): 1, 2 and 3 threads (more than the cores) give one partition."""
-    _skip_without_mpi()
-    script = tmp_path / "one_rank.py"
-    script.write_text(_ONE_RANK_THREADS)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-               NUMBA_NUM_THREADS="3", OMP_NUM_THREADS="1")
-    proc = subprocess.run([_mpiexec(), "-n", "1", sys.executable, "-m", "mpi4py", str(script)], capture_output=True,
-                          text=True, timeout=LAUNCH_TIMEOUT, env=env, cwd=str(ROOT))
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    report = _script_report(tmp_path, _ONE_RANK_THREADS, ranks=1, threads=3)
     assert report == {"threads": [1, 2, 3, 1, 2, 3], "same": [True] * 4}, report
 
 
 @pytest.mark.parametrize("ranks", [2, 4])
 def test_generated_specs_give_the_single_process_graph_for_every_p(ranks, tmp_path):
-    _skip_without_mpi()
-    script = tmp_path / "generated.py"
-    script.write_text(_GENERATED)
-    proc = _launch(ranks, [sys.executable, "-m", "mpi4py", str(script)], timeout=LAUNCH_TIMEOUT)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    checks = json.loads(proc.stdout.strip().splitlines()[-1])
+    checks = _script_report(tmp_path, _GENERATED, ranks=ranks, threads=1)
     assert len(checks) == 13 and all(checks.values()), checks
 
 
