@@ -11,6 +11,7 @@ import numpy as np
 
 from . import metrics, relabel
 from . import objective as _objective
+from .coarsen.hierarchy import MIN_SHRINK
 
 # FM adds localized rounds (kway_fm.localized_round) on the levels where they pay even when
 # the preset leaves them off: levels of at least LOCALIZED_MIN_VERTICES vertices (there one
@@ -48,14 +49,13 @@ SPARSE_LOCALIZED_STALL_MOVES = 10
 # and geometric graphs (coarse degrees 5-14) unchanged. Barabasi-Albert 2^20, k = 8: the same
 # time at 0.97 x the cut. (FM alone skipping these levels, the rule before: R-MAT k = 8 0.87 x.)
 COARSE_MAX_DEGREE = 40.0
-# The level above a stalled coarsest graph (whose contraction kept more than STALLED_SHARE of the
-# vertices: coarsen.hierarchy.MIN_SHRINK, where coarsening stops) is not refined when it has at
-# least STALLED_MIN_VERTICES vertices: the coarsest graph's refinement has just made its moves.
+# The level above a stalled coarsest graph (one whose contraction kept more than MIN_SHRINK of
+# the vertices, which is where coarsening stops) is not refined when it has at least
+# STALLED_MIN_VERTICES vertices: the coarsest graph's refinement has just made its moves.
 # Delaunay 2^20, k = 8192 (156724 of 171038 vertices kept): Jet there moved nothing and FM won
-# 0.33% of cut for 0.59 s; without it the run took 4.68 s instead of 5.61 at 0.1% more cut
-# (2 threads). Below the bound it costs little: on delaunay_n15, k = 32 (640 of 653) skipping
-# lost 0.9% of cut for no time.
-STALLED_SHARE = 0.9
+# 0.33% of cut for 0.59 s; without it the run took 4.7-5.0 s instead of 5.0-5.6 s at 0.1% more
+# cut (2 threads). Below the bound refining costs little: on delaunay_n15, k = 32 (640 of 653
+# kept) skipping lost 0.9% of cut for no time.
 STALLED_MIN_VERTICES = 50_000
 
 
@@ -186,8 +186,8 @@ def refined_levels(graphs, edge_shrink):
 
     The finest level always is. A coarser level is refined when its mean degree is at most
     COARSE_MAX_DEGREE and, unless it is the coarsest, it has at most ``edge_shrink`` times
-    the edges of the last refined (finer) level; nor is a large level above a stalled
-    coarsest graph (STALLED_SHARE, STALLED_MIN_VERTICES). Matching halves n on every level, but on
+    the edges of the last refined (finer) level, and it is not a large level above a stalled
+    coarsest graph (STALLED_MIN_VERTICES). Matching halves n on every level, but on
     power-law graphs m falls ~10% per level (ba 2^16: 262k, 233k, 216k, 206k, ... edges), so
     refining every level paid about 6 x the finest level's O(m) work for moves that the next
     refined level sees as well. Measured over the peers instances (default preset, 2 seeds,
@@ -204,7 +204,7 @@ def refined_levels(graphs, edge_shrink):
         if keep[i]:
             last_m = g.m
     if depth >= 2 and graphs[depth - 1].n >= STALLED_MIN_VERTICES \
-            and graphs[depth].n > STALLED_SHARE * graphs[depth - 1].n:
+            and graphs[depth].n > MIN_SHRINK * graphs[depth - 1].n:
         keep[depth - 1] = False
     return keep
 

@@ -330,8 +330,8 @@ def test_refined_levels_skip_levels_whose_edges_barely_shrink():
 
 
 def test_refined_levels_skip_a_large_level_above_a_stalled_coarsest_graph():
-    # the last contraction kept more than STALLED_SHARE of the vertices: the level above the
-    # coarsest graph is skipped when large, refined when small; the others are untouched
+    # the last contraction kept more than coarsen.hierarchy.MIN_SHRINK of the vertices: the level above
+    # the coarsest graph is skipped when large, refined when small; the others are untouched
     from types import SimpleNamespace
     from matchpart import uncoarsen
     shrink = get_preset("default").refine_edge_shrink

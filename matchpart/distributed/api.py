@@ -242,7 +242,7 @@ def _partition(source, k, eps, seed, rating, preset, matcher, c, root, use_fm, t
     # (uncoarsen.uncoarsen): R-MAT 2^18, k = 32, P = 1 spent 13.5 s in FM over 11 levels.
     # On more ranks not even that: there nearly every vertex has a neighbour on another rank,
     # so FM runs as grouped sweeps (fm.grouped_sweeps), each rank moving between 1 / P of
-    # the blocks; R-MAT 2^18, k = 32, P = 2: its two sweeps took 0.79-0.94 s, 1.7 x Jet's
+    # the blocks; R-MAT 2^18, k = 32, P = 2: its two sweeps took 0.79-0.94 s, 1.6-1.9 x Jet's
     # time, for 0.58% of cut (the single process's FM: 1.1% for 1.35 x its Jet's)
     power_law = k > 2 and _power_law(g)
     fm_coarse = use_fm and not power_law
