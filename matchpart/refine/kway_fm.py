@@ -59,10 +59,11 @@ def hub_flags(indptr):
     return hub
 
 
-@njit(cache=True, internal=True)
+@njit(cache=True, internal=True, inline="always")
 def _best(v, indptr, indices, ewgt, vwgt, parts, bw, maxw, cache):
     """(gain, target) of v's best move to an adjacent block with room, from its (built) entries."""
-    gc.build(v, indptr, indices, ewgt, parts, cache)
+    if not gc.built(v, cache):     # build's own test, without the call
+        gc.build(v, indptr, indices, ewgt, parts, cache)
     return gc.best_move(v, parts[v], vwgt[v], bw, maxw, cache)
 
 
