@@ -30,7 +30,7 @@ from .boundary import ROWS_AHEAD, prefetch_row_blocks
 
 
 # The helpers FM calls once per neighbour of a moved vertex (shift, best_move,
-# prefetch_entries_ahead; kway_fm._best) are inlined into their callers by numba
+# prefetch_entries_ahead, the entry lookups; kway_fm._best) are inlined into their callers by numba
 # (inline="always"): a call took the cache's seven arrays and a reference count on each, two
 # atomic operations per array, on counters the threads share. BA 2^20, k = 32, a grouped FM
 # pass of one group on the finest level: 1.8 -> 1.2 s, the same moves.
@@ -207,7 +207,7 @@ def move(v, frm, to, indptr, indices, ewgt, cache):
         shift(u, to, w, 1, cache)
 
 
-@njit(cache=True, internal=True)
+@njit(cache=True, internal=True, inline="always")
 def _slot(v, b, cache):
     """The slot of v's entry for block b, or -1 when v has none (v's entries must be built)."""
     block, _, _, nb, _, start, _ = cache
@@ -218,14 +218,14 @@ def _slot(v, b, cache):
     return -1
 
 
-@njit(cache=True, internal=True)
+@njit(cache=True, internal=True, inline="always")
 def inside(v, own, cache):
     """v's edge weight into block own (0 when none)."""
     s = _slot(v, own, cache)
     return cache[1][s] if s >= 0 else 0.0
 
 
-@njit(cache=True, internal=True)
+@njit(cache=True, internal=True, inline="always")
 def entry_count(v, b, cache):
     """v's neighbours in block b (v's entries must be built)."""
     s = _slot(v, b, cache)
