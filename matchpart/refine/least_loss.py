@@ -23,7 +23,8 @@ def _serial_key(gain, w):
 @njit(cache=True, internal=True)
 def _least_loss_move(v, indptr, indices, ewgt, vwgt, parts, bw, maxw, cache):
     """(gain, target) of v's least-loss move to a block with room: an adjacent block if any, else the lightest."""
-    gc.build(v, indptr, indices, ewgt, parts, cache)
+    if not gc.built(v, cache):
+        gc.build(v, indptr, indices, ewgt, parts, cache)
     own = parts[v]
     g, t = gc.best_move(v, own, vwgt[v], bw, maxw, cache)
     if t >= 0:

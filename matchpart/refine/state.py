@@ -108,9 +108,10 @@ def block_members(parts, k):
     return head, nxt, prv
 
 
-@njit(cache=True, internal=True)
+@njit(cache=True, internal=True, inline="always")
 def relink(v, frm, to, members):
-    """Move v from block frm's list to block to's (see block_members)."""
+    """Move v from block frm's list to block to's (see block_members); inlined, as the gain
+    cache's helpers are (gain_cache.py): called once per move, with a tuple of three arrays."""
     head, nxt, prv = members
     if prv[v] >= 0:
         nxt[prv[v]] = nxt[v]
