@@ -183,6 +183,78 @@ def test_rebalance_round_from_the_boundary_list_takes_what_every_member_would(se
     assert np.array_equal(out[0][1], out[1][1]) and np.array_equal(out[0][2], out[1][2])
 
 
+def _reference_packing(weights, left):
+    """rebalancing's packing with Python loops: end to end over the rooms in block order,
+    then the items left out paired with the largest rooms still left (ties: smaller id)."""
+    recv = [b for b in range(len(left)) if left[b] > 0]
+    into, start = [], 0.0
+    for w in weights:
+        end, pos, placed = start + w, 0.0, -1
+        for b in recv:
+            if start >= pos and end <= pos + left[b]:
+                placed = b
+            pos += left[b]
+        into.append(placed)
+        start = end
+    rem = list(left)
+    for t, b in enumerate(into):
+        if b >= 0:
+            rem[b] -= weights[t]
+    order = sorted((b for b in range(len(left)) if rem[b] > 0), key=lambda b: (-rem[b], b))
+    out = [t for t, b in enumerate(into) if b < 0]
+    for t, b in zip(out, order):
+        if weights[t] <= rem[b]:
+            into[t] = b
+    return into
+
+
+@settings(max_examples=80, deadline=None)
+@given(weights=st.lists(st.integers(1, 6), min_size=0, max_size=30),
+       left=st.lists(st.integers(-3, 8), min_size=1, max_size=12))
+def test_rebalance_packing_matches_reference_and_never_overfills(weights, left):
+    from matchpart.refine.packing import largest_rooms, rooms_end_to_end
+    w = np.array(weights, dtype=np.float64)
+    room = np.array(left, dtype=np.float64)
+    into = largest_rooms(w, rooms_end_to_end(w, room), room)
+    assert into.tolist() == _reference_packing(w.tolist(), room.tolist())
+    filled = np.zeros(len(left))
+    for t, b in enumerate(into):
+        if b >= 0:
+            filled[b] += w[t]
+    assert (filled <= np.maximum(room, 0)).all()
+
+
+def test_rebalance_packs_movers_that_straddle_two_rooms():
+    # rooms two units wide and movers of weight 2 offered after a mover of weight 1: laid end
+    # to end every one of them straddles two rooms; paired with the largest rooms they fit
+    from matchpart.refine.packing import largest_rooms, rooms_end_to_end
+    w = np.array([1.0, 2.0, 2.0, 2.0])
+    room = np.array([2.0, 2.0, 2.0, 2.0, 0.0])
+    first = rooms_end_to_end(w, room)
+    assert first.tolist() == [0, -1, -1, -1]
+    assert largest_rooms(w, first, room).tolist() == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("k,seed", [(64, 0), (128, 1)])
+def test_rebalance_and_jet_numba_xp_identical_with_rooms_a_vertex_wide(k, seed):
+    # weighted vertices and many blocks: each block's room is about one vertex, so most
+    # leftover movers straddle two rooms and go through largest_rooms on both paths
+    r = np.random.default_rng(seed)
+    g0 = nx.grid_2d_graph(40, 40)
+    g = Graph.from_networkx(nx.convert_node_labels_to_integers(g0))
+    g = Graph(g.indptr, g.indices, g.ewgt, vwgt=r.integers(1, 6, size=g.n))
+    lmax = metrics.max_block_weight(g.total_vwgt, k, 0.03)
+    parts = balanced_random_parts(g.n, k, seed)
+    parts[: g.n // 10] = 0
+    ra = rebalance(g, parts, k, lmax, seed=seed, method="numba")
+    rb = rebalance(g, parts, k, lmax, seed=seed, method="xp")
+    assert np.array_equal(ra, rb)
+    assert total_overload(g, ra, k, lmax) == 0
+    ja = jet_refine(g, parts, k, lmax, seed=seed, method="numba")
+    jb = jet_refine(g, parts, k, lmax, seed=seed, method="xp")
+    assert np.array_equal(ja, jb)
+
+
 def test_rebalance_from_everything_in_one_block():
     g = load("4elt.graph")
     k = 8

@@ -104,6 +104,16 @@ def _rebalance_round(graph, parts, k, lmax, bw, seed, rnd, rows, method):
             jc = xp.minimum(j, recv.shape[0] - 1)
             ok = (j < recv.shape[0]) & (cw <= cap[jc])   # lies wholly inside receiver j's room
             new_block[r[ok]] = recv[jc[ok]]
+            # packing.largest_rooms: the t-th left out to the t-th largest room left, if it fits
+            miss = r[~ok]
+            left2 = left - be.scatter_add(xp.zeros(k, dtype=left.dtype), recv[jc[ok]], m_w[r[ok]].astype(left.dtype))
+            recv2 = xp.flatnonzero(left2 > 0)
+            pairs = min(miss.shape[0], recv2.shape[0])
+            if pairs:
+                recv2 = recv2[_lexsort(xp, [recv2, -left2[recv2]])][:pairs]
+                miss = miss[:pairs]
+                fit = m_w[miss] <= left2[recv2]
+                new_block[miss[fit]] = recv2[fit]
             if not bool((new_block >= 0).any()):
                 # every mover straddled two rooms: move the first one into the largest room
                 # (it fits, since movers are no heavier than the largest room), so each round

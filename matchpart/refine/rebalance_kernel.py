@@ -13,7 +13,7 @@ from ..sorting import lexsort_rows
 from ..threads import PRANGE_ONLY
 from .boundary import ROWS_AHEAD, extend_and_flag_chunked, prefetch_row_blocks
 from .destinations import vertex_destination
-from .packing import rooms_end_to_end
+from .packing import largest_rooms, rooms_end_to_end
 from .selection import cheapest_covering
 from .rebalance_members import interior_loss_floor, walk_members
 from .state import host_block_weights, host_overload, relink
@@ -116,22 +116,20 @@ def _joined(dest, weight, keys, more_dest, more_weight, more_keys):
 
 
 @njit(cache=True, internal=True)
-def _cheapest_sets(cand, nc, parts, maxw, bw, weight, keys, floor):
+def _cheapest_sets(cand, nc, parts, maxw, bw, weight, keys, floor, inexact):
     """Each overweight block's cheapest covering set of the candidates cand[:nc] (positions
-    into them, appended block by block) and how many; ``exact`` = every block's set covers
-    its overload and precedes any unlisted vertex (key 0 is 0 and the loss per weight below
-    ``floor``, interior_loss_floor), so adding the unlisted members as candidates would take
-    the same sets."""
+    into them, appended block by block) and how many. A block's set is exact when it covers
+    the block's overload and precedes any unlisted vertex (key 0 is 0 and the loss per weight
+    below ``floor``, interior_loss_floor): adding the block's unlisted members as candidates
+    would take the same set. inexact[b] is set for the overweight blocks whose set is not
+    (left as it is for the others); returns (sel, count, every set exact)."""
     k = maxw.shape[0]
+    below = np.zeros(k, dtype=np.float64)
     if floor < np.inf:
-        # cheap test first: the candidates below the floor must cover every overload
-        below = np.zeros(k, dtype=np.float64)
+        # cheap test first: a block's candidates below the floor must cover its overload
         for i in range(nc):
             if keys[0, i] == 0.0 and keys[1, i] < floor:
                 below[parts[cand[i]]] += weight[i]
-        for b in range(k):
-            if bw[b] > maxw[b] and below[b] < bw[b] - maxw[b]:
-                return np.empty(0, dtype=np.int64), 0, False
     first = np.zeros(k + 1, dtype=np.int64)        # candidates grouped by block: counting sort
     for i in range(nc):
         first[parts[cand[i]] + 1] += 1
@@ -148,14 +146,21 @@ def _cheapest_sets(cand, nc, parts, maxw, bw, weight, keys, floor):
     exact = True
     for b in range(k):
         if bw[b] > maxw[b]:
+            if floor < np.inf and below[b] < bw[b] - maxw[b]:
+                inexact[b] = True
+                exact = False
+                continue
             start = m
             m = cheapest_covering(keys, grouped, first[b], first[b + 1], weight, bw[b] - maxw[b], sel, m)
             taken = 0.0
+            block_exact = True
             for j in range(start, m):
                 i = sel[j]
                 taken += weight[i]
-                exact = exact and keys[0, i] == 0.0 and keys[1, i] < floor
-            exact = exact and taken >= bw[b] - maxw[b]
+                block_exact = block_exact and keys[0, i] == 0.0 and keys[1, i] < floor
+            if not (block_exact and taken >= bw[b] - maxw[b]):
+                inexact[b] = True
+                exact = False
     return sel, m, exact
 
 
@@ -178,7 +183,8 @@ def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, 
     miss per member), the round tries the overweight blocks' vertices in listed[:nlisted]
     (the boundary list, flagged in ``in_list``) alone: their cheapest sets stand when they
     cover the overloads below ``floor`` (interior_loss_floor: no unlisted vertex is cheaper),
-    the same selection as from every member; else the unlisted members join them.
+    the same selection as from every member; else the unlisted members of the blocks whose
+    sets fall short join them.
 
     Vertices not flagged in ``in_list`` are known to be interior: their loss is their whole
     weighted degree ``wdeg`` and they have no adjacent destination, so their rows are only
@@ -229,18 +235,22 @@ def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, 
                 nc += 1
         dest, weight, keys = _scored(cand, nc, indptr, indices, ewgt, vwgt, parts, maxw, bw, receivers, in_list, wdeg,
                                      seed, rnd, chunk, parallel_min)
-        sel, m, exact = _cheapest_sets(cand, nc, parts, maxw, bw, weight, keys, floor[0])
+        inexact = np.zeros(k, dtype=np.bool_)
+        sel, m, exact = _cheapest_sets(cand, nc, parts, maxw, bw, weight, keys, floor[0], inexact)
         if exact:
             nc = 0                               # done: nothing to add
         else:
+            # the unlisted members join only in the blocks whose sets are not exact (delaunay
+            # 2^20, k = 8192, finest level: ~1200 overweight blocks a round, each shedding a
+            # vertex or two; one inexact block made every block's members candidates)
             listed_nc = nc
-            nc = walk_members(members, bw, maxw, vwgt, max_room, in_list, True, cand, listed_nc)
+            nc = walk_members(members, bw, maxw, vwgt, max_room, in_list, True, cand, listed_nc, inexact)
             more = _scored(cand[listed_nc:], nc - listed_nc, indptr, indices, ewgt, vwgt, parts, maxw, bw, receivers,
                            in_list, wdeg, seed, rnd, chunk, parallel_min)
             dest, weight, keys = _joined(dest, weight, keys, more[0], more[1], more[2])
     else:
         if heavy * LIST_WALK_MAX_SHARE < k:
-            nc = walk_members(members, bw, maxw, vwgt, max_room, in_list, False, cand, 0)
+            nc = walk_members(members, bw, maxw, vwgt, max_room, in_list, False, cand, 0, np.ones(k, dtype=np.bool_))
         else:
             # they hold a large share of the graph: a pass in id order reads rows in memory order
             for v in range(n):
@@ -251,7 +261,7 @@ def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, 
                                      seed, rnd, chunk, parallel_min)
     if nc:
         # 1. each overweight block offers its cheapest vertices until its overload is covered
-        sel, m, _ = _cheapest_sets(cand, nc, parts, maxw, bw, weight, keys, np.inf)
+        sel, m, _ = _cheapest_sets(cand, nc, parts, maxw, bw, weight, keys, np.inf, np.zeros(k, dtype=np.bool_))
     if m == 0:
         return 0
     new_block = np.full(m, -1, dtype=np.int64)
@@ -284,7 +294,7 @@ def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, 
             if run + w <= room[d]:
                 new_block[j] = d
             run += w
-    # 3. the rest are packed into the room left anywhere (packing.rooms_end_to_end)
+    # 3. the rest are packed into the room left anywhere (packing.rooms_end_to_end, largest_rooms)
     nr = 0
     left = room.copy()
     any_room = False
@@ -311,7 +321,7 @@ def rebalance_round_nb(indptr, indices, ewgt, vwgt, parts, maxw, bw, seed, rnd, 
         ordered_w = np.empty(nr, dtype=np.float64)
         for t in range(nr):
             ordered_w[t] = weight[sel[rest[o3[t]]]]
-        into = rooms_end_to_end(ordered_w, left)
+        into = largest_rooms(ordered_w, rooms_end_to_end(ordered_w, left), left)
         any_moved = nr < m
         for t in range(nr):
             if into[t] >= 0:

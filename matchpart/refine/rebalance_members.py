@@ -39,12 +39,12 @@ def interior_loss_floor(indptr, ewgt, vwgt, wdeg):
 
 
 @njit(cache=True, internal=True)
-def walk_members(members, bw, maxw, vwgt, max_room, in_list, unlisted_only, cand, nc):
-    """Append the movable members of the overweight blocks (only the unlisted ones when
-    ``unlisted_only``) to cand[nc:]; returns the new count."""
+def walk_members(members, bw, maxw, vwgt, max_room, in_list, unlisted_only, cand, nc, blocks):
+    """Append the movable members of the overweight blocks flagged in ``blocks`` (only the
+    unlisted ones when ``unlisted_only``) to cand[nc:]; returns the new count."""
     head, nxt = members[0], members[1]
     for b in range(maxw.shape[0]):
-        if bw[b] <= maxw[b]:
+        if bw[b] <= maxw[b] or not blocks[b]:
             continue
         v = head[b]
         while v >= 0:
