@@ -307,7 +307,7 @@ def _refine_one_rank(fine, finest, parts, k, lmax, pre, seed, fm_here):
     whole = Graph._trusted(finest.indptr, finest.adj, finest.ewgt, finest.vwgt, be)
     level_preset = pre if fm_here else replace(pre, fm_passes=0)
     parts, cut, _ = refine_level(level, np.asarray(parts, dtype=np.int64), k, lmax, level_preset, seed,
-                                 local_stall=localized_stall(level_preset, level, whole))
+                                 local_stall=localized_stall(level_preset, level, whole, k))
     return np.asarray(parts, dtype=np.int64), cut
 
 
