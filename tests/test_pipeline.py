@@ -394,11 +394,15 @@ def test_localized_rounds_on_large_low_degree_levels(monkeypatch):
     from matchpart.refine.fm import LOCAL_STALL_MOVES
     monkeypatch.setattr(uncoarsen, "LOCALIZED_MIN_VERTICES", 0)
     monkeypatch.setattr(uncoarsen, "LOCALIZED_MAX_SHARE", 1.0)
+    monkeypatch.setattr(uncoarsen, "LOCALIZED_MIN_BLOCK_VERTICES", 0)
     short = partition(g, 8, seed=4)              # shorter searches than the preset's rounds
     check_result(g, short, 8)
     monkeypatch.setattr(uncoarsen, "LOCALIZED_STALL_MOVES", LOCAL_STALL_MOVES)
     every = partition(g, 8, seed=4)
     assert np.array_equal(every.parts, localized.parts) and every.cut == localized.cut
+    monkeypatch.setattr(uncoarsen, "LOCALIZED_MIN_BLOCK_VERTICES", g.n // 8 + 1)   # no level has as many a block
+    assert np.array_equal(partition(g, 8, seed=4).parts, plain.parts)
+    monkeypatch.setattr(uncoarsen, "LOCALIZED_MIN_BLOCK_VERTICES", 0)
     monkeypatch.setattr(uncoarsen, "LOCALIZED_MAX_DEGREE", 2.0)   # delaunay levels: ~6
     assert np.array_equal(partition(g, 8, seed=4).parts, plain.parts)
     check_result(g, every, 8)
