@@ -53,6 +53,29 @@ def test_relabelled_graph_is_scipys_permutation_and_kernel_equals_whole_array(se
     assert np.array_equal(relabel.restore(parts[order], order), parts)
 
 
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(2, 120), p=st.floats(0.05, 0.6), runs=st.integers(1, 80),
+       float_weights=st.booleans())
+def test_rows_sorted_by_runs_equal_scipys_permutation(seed, n, p, runs, float_weights):
+    # an order made of ``runs`` increasing runs (relabel.RUNS_MAX or fewer: rows sorted by
+    # counting per run; more: by comparisons), every row long enough for either path
+    g = _random_graph(seed, n, p, float_weights)
+    rng = np.random.default_rng(seed)
+    group = rng.integers(0, runs, size=n)
+    order = np.concatenate([np.flatnonzero(group == r) for r in range(runs)]).astype(np.int64)
+    assert relabel.increasing_runs(order).shape[0] - 1 <= runs
+    h = relabel.relabel(g, order)
+    b = g.to_scipy()[order][:, order].tocsr()
+    b.sort_indices()
+    assert np.array_equal(h.indptr, b.indptr) and np.array_equal(h.indices, b.indices)
+    assert np.array_equal(h.ewgt, b.data)
+
+
+def test_increasing_runs():
+    assert relabel.increasing_runs(np.array([3, 5, 0, 1, 4, 2], dtype=np.int64)).tolist() == [0, 2, 5, 6]
+    assert relabel.increasing_runs(np.arange(4, dtype=np.int64)).tolist() == [0, 4]
+
+
 def test_only_big_heavy_tailed_graphs_are_relabelled():
     assert not relabel.skewed(matchpart.generate("rmat:12"))          # too small
     assert relabel.power_law(matchpart.generate("rmat:12"))           # ... but heavy-tailed
