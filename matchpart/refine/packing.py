@@ -93,7 +93,6 @@ def rooms_end_to_end(weights, left):
     return out
 
 
-
 @njit(cache=True)
 def largest_rooms(weights, into, left):
     """A second chance for the items ``rooms_end_to_end`` left out (into[t] == -1): the t-th
