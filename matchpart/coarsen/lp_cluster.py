@@ -1,7 +1,7 @@
 """Size-constrained label propagation on the CPU: compiled, on the threads, the same labels
 for any number of them (and the same as cluster.py's whole-array formulation).
 
-A round has two phases. Decide (fixed chunks of ``chunk`` vertices on the threads): every
+A round has two phases. Decide (fixed chunks of rows on the threads, row_chunk_starts): every
 active vertex sums its edge weight to each neighbouring cluster of the previous round's
 labels, in CSR order, in a small hash table of its chunk, and picks the cluster of highest
 connection weight (ties: the larger hash of (vertex, cluster), then the smaller label) among
@@ -21,6 +21,7 @@ from numba import prange
 from ..backend.rng import hash32_at
 from ..jit import njit
 from ..prefetch import PREFETCH_DISTANCE, prefetch
+from ..chunks import max_chunk_entries, row_chunk_starts
 from ..threads import PRANGE_ONLY
 
 # Multiplier of the chunk tables' hash of a cluster label (Knuth's 2^64 / golden ratio).
@@ -28,11 +29,10 @@ _TABLE_MIX = np.uint64(0x9E3779B97F4A7C15)
 
 
 @njit(cache=True, internal=True)
-def _table_size(c, chunk, indptr):
+def _table_size(c, starts, indptr):
     """A power of two above twice the largest degree of chunk c (a table of at most half load)."""
-    n = indptr.shape[0] - 1
     most = 1
-    for v in range(c * chunk, min(n, (c + 1) * chunk)):
+    for v in range(starts[c], starts[c + 1]):
         most = max(most, indptr[v + 1] - indptr[v])
     size = 4
     while size < 2 * most:
@@ -41,17 +41,17 @@ def _table_size(c, chunk, indptr):
 
 
 @njit(cache=True, internal=True)
-def _decide_chunk(c, chunk, indptr, indices, ewgt, vwgt, labels, weight, cap, active_key, tie_key, pending,
+def _decide_chunk(c, starts, indptr, indices, ewgt, vwgt, labels, weight, cap, active_key, tie_key, pending,
                   target):
     """target[v] = the cluster vertex v of chunk c moves to (-1: stays); evaluated vertices
     are no longer pending."""
     n = indptr.shape[0] - 1
-    size = _table_size(c, chunk, indptr)
+    size = _table_size(c, starts, indptr)
     keys = np.full(size, -1, dtype=np.int64)
     conn = np.zeros(size, dtype=np.float64)
     used = np.empty(size, dtype=np.int64)   # occupied slots in order of first appearance
-    last = indptr[min(n, (c + 1) * chunk)] - PREFETCH_DISTANCE
-    for v in range(c * chunk, min(n, (c + 1) * chunk)):
+    last = indptr[starts[c + 1]] - PREFETCH_DISTANCE
+    for v in range(starts[c], starts[c + 1]):
         target[v] = -1
         if not pending[v] or (hash32_at(v, active_key) & np.uint32(1)) == 0:
             continue
@@ -104,10 +104,9 @@ def _decide_chunk(c, chunk, indptr, indices, ewgt, vwgt, labels, weight, cap, ac
 
 
 @njit(cache=True, internal=True)
-def _mark_pending_chunk(c, chunk, indptr, indices, target, pending):
+def _mark_pending_chunk(c, starts, indptr, indices, target, pending):
     """A vertex that moved (target[v] >= 0 after the apply) and its neighbours are pending."""
-    n = indptr.shape[0] - 1
-    for v in range(c * chunk, min(n, (c + 1) * chunk)):
+    for v in range(starts[c], starts[c + 1]):
         if target[v] >= 0:
             pending[v] = True
             for e in range(indptr[v], indptr[v + 1]):
@@ -116,7 +115,7 @@ def _mark_pending_chunk(c, chunk, indptr, indices, target, pending):
 
 @njit(cache=True, parallel=PRANGE_ONLY)
 def lp_round(indptr, indices, ewgt, vwgt, labels, weight, cap, active_key, tie_key, pending, target, incoming,
-             chunk, parallel_min):
+             starts, parallel_min):
     """One synchronous round (decide, then apply); updates labels, weight and pending (a
     moved vertex and its neighbours are evaluated again), returns the moves. ``incoming``
     is all zeros on entry and on return.
@@ -126,15 +125,15 @@ def lp_round(indptr, indices, ewgt, vwgt, labels, weight, cap, active_key, tie_k
     sums), where recomputing them and clearing ``incoming`` took three more passes over n
     (rgg 2^20: 10-15% of a round at one thread, all of it serial)."""
     n = indptr.shape[0] - 1
-    chunks = (n + chunk - 1) // chunk
+    chunks = starts.shape[0] - 1
     threaded = n >= parallel_min
     if threaded:
         for c in prange(chunks):
-            _decide_chunk(np.int64(c), chunk, indptr, indices, ewgt, vwgt, labels, weight, cap, active_key, tie_key,
+            _decide_chunk(np.int64(c), starts, indptr, indices, ewgt, vwgt, labels, weight, cap, active_key, tie_key,
                           pending, target)
     else:
         for c in range(chunks):
-            _decide_chunk(c, chunk, indptr, indices, ewgt, vwgt, labels, weight, cap, active_key, tie_key, pending,
+            _decide_chunk(c, starts, indptr, indices, ewgt, vwgt, labels, weight, cap, active_key, tie_key, pending,
                           target)
     # accept in vertex order against the previous round's weights; a refused move keeps its
     # target as -2 - t so that the second pass can clear incoming[t]
@@ -162,10 +161,10 @@ def lp_round(indptr, indices, ewgt, vwgt, labels, weight, cap, active_key, tie_k
         moved += 1
     if threaded:
         for c in prange(chunks):
-            _mark_pending_chunk(np.int64(c), chunk, indptr, indices, target, pending)
+            _mark_pending_chunk(np.int64(c), starts, indptr, indices, target, pending)
     else:
         for c in range(chunks):
-            _mark_pending_chunk(c, chunk, indptr, indices, target, pending)
+            _mark_pending_chunk(c, starts, indptr, indices, target, pending)
     return moved
 
 
@@ -177,7 +176,9 @@ def lp_labels(indptr, indices, ewgt, vwgt, cap, active_keys, tie_keys, chunk, pa
     target = np.empty(n, dtype=np.int64)
     incoming = np.zeros(n, dtype=np.float64)
     pending = np.ones(n, dtype=np.bool_)
+    starts = row_chunk_starts(indptr, chunk, max_chunk_entries(chunk, n, indices.shape[0]))
     for r in range(active_keys.shape[0]):
         lp_round(indptr, indices, ewgt, vwgt, labels, weight, float(cap), active_keys[r], tie_keys[r], pending,
-                 target, incoming, chunk, parallel_min)
+                 target, incoming, starts, parallel_min)
     return labels
+

@@ -43,7 +43,6 @@ def jet_rounds(g, parts, k, lmax, *, seed, patience, max_rounds, negative_gain_f
     bnd = np.empty(nl, dtype=np.int64)
     keep = np.empty(nl, dtype=np.bool_)
     chunk, parallel_min = threads.CHUNK, threads.PARALLEL_MIN_ITEMS
-    chunk_cut = np.empty((nl + chunk - 1) // chunk, dtype=np.float64)
     # every listed vertex is rescanned each round: a ghost's move would have to flag its own
     # neighbours stale too, which the ghost updates do not track
     no_stale, no_out = np.empty(0, dtype=np.bool_), np.empty(0, dtype=np.float64)
@@ -98,7 +97,7 @@ def jet_rounds(g, parts, k, lmax, *, seed, patience, max_rounds, negative_gain_f
             ghosts_since.append(ghost_at)
         nb, two_cut = scan_boundary(g.indptr, g.adj, g.ewgt, ext, k, bnd, nb, in_list, locked,
                                     np.uint64(stream_key(seed, stream_dest + it)), dest, conn_dest, conn_own, acc,
-                                    touched, everywhere, keep, chunk_cut, chunk, parallel_min, no_stale, no_out)
+                                    touched, everywhere, keep, chunk, parallel_min, no_stale, no_out)
         total = c.allreduce(np.array([two_cut], dtype=np.float64))[0]
         cut = int(total) // 2 if integral else total / 2
         if g.vwgt.dtype.kind in "iu":

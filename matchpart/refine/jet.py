@@ -137,7 +137,6 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
     bnd = np.empty(n, dtype=np.int64)
     moved = np.empty(n, dtype=np.int64)
     keep = np.empty(n, dtype=np.bool_)       # per list entry: the chunked scans' verdicts
-    chunk_cut = np.empty((n + chunk - 1) // chunk, dtype=np.float64)
     # read only for listed vertices, which every scan_boundary writes first: no fill (three n-long
     # writes were ~5% of a fine level's Jet on delaunay 2^20)
     dest = np.empty(n, dtype=np.int64)
@@ -205,7 +204,7 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
             nlog[0] = 0
         nb, two_cut = scan_boundary(indptr, indices, ewgt, p, k, bnd, nb, in_list, locked,
                             dest_key, dest, conn_dest, conn_own, acc, touched,
-                            everywhere, keep, chunk_cut, chunk, parallel_min, rescan, out_w)
+                            everywhere, keep, chunk, parallel_min, rescan, out_w)
         cut = two_cut / 2
         over = host_overload(bw, maxw)
         if over < best_over or (over == best_over and cut < best_cut):

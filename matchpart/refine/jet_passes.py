@@ -13,6 +13,7 @@ import numpy as np
 from numba import prange
 
 from ..backend.rng import hash64_at
+from ..chunks import list_chunk_starts, max_chunk_entries
 from ..jit import njit
 from ..prefetch import PREFETCH_DISTANCE, prefetch
 from ..threads import PRANGE_ONLY
@@ -20,13 +21,14 @@ from .boundary import ROWS_AHEAD, on_boundary, prefetch_row_blocks
 from .destinations import vertex_destination
 
 
-# The list is scanned in chunks of ``chunk`` entries (threads.CHUNK): a chunk writes only its
+# The list is scanned in chunks of ``chunk`` entries (threads.CHUNK; split where their rows are
+# long, chunks.list_chunk_starts): a chunk writes only its
 # own vertices' slots, keep flags and partial cut; the list is compacted and the partial cuts
 # summed in chunk order after, so the result is the same for any number of threads.
 @njit(cache=True, internal=True)
-def _scan_chunk(c, chunk, indptr, indices, ewgt, parts, k, bnd, nb, in_list, locked, key, dest, conn_dest, conn_own,
+def _scan_chunk(c, starts, indptr, indices, ewgt, parts, k, bnd, in_list, locked, key, dest, conn_dest, conn_own,
                 acc, touched, everywhere, keep, chunk_cut, rescan, out_w):
-    """best_destinations for list entries c * chunk ..: keep[i] = still on the boundary,
+    """best_destinations for list entries starts[c] ..: keep[i] = still on the boundary,
     chunk_cut[c] = twice their cut weight. Interior vertices have no destination, so this is
     _best_destinations_nb restricted to the boundary: same dest / connectivities, same ties.
     With ``rescan`` flags (else an empty array: every entry is recomputed) an unflagged entry
@@ -34,8 +36,8 @@ def _scan_chunk(c, chunk, indptr, indices, ewgt, parts, k, bnd, nb, in_list, loc
     and unflagged."""
     two_cut = 0.0
     every = rescan.shape[0] == 0
-    stop = min(nb, (c + 1) * chunk)
-    for i in range(c * chunk, stop):
+    stop = starts[c + 1]
+    for i in range(starts[c], stop):
         v = bnd[i]
         if not every and not rescan[v]:
             keep[i] = True           # on the boundary when last scanned, and nothing changed since
@@ -60,19 +62,24 @@ def _scan_chunk(c, chunk, indptr, indices, ewgt, parts, k, bnd, nb, in_list, loc
 
 @njit(cache=True, parallel=PRANGE_ONLY)
 def scan_boundary(indptr, indices, ewgt, parts, k, bnd, nb, in_list, locked, key, dest, conn_dest, conn_own, acc,
-                  touched, everywhere, keep, chunk_cut, chunk, parallel_min, rescan, out_w):
+                  touched, everywhere, keep, chunk, parallel_min, rescan, out_w):
     """Scan the listed vertices (_scan_chunk), dropping those no longer on the boundary.
     Returns (vertices kept, 2 * cut). ``rescan``, ``out_w``: see _scan_chunk (empty arrays:
-    recompute every entry)."""
-    chunks = (nb + chunk - 1) // chunk
-    if nb >= parallel_min:
+    recompute every entry). The list's chunks of ``chunk`` entries are split where their rows
+    are long (chunks.list_chunk_starts)."""
+    threaded = nb >= parallel_min
+    starts = list_chunk_starts(bnd, nb, indptr, chunk, max_chunk_entries(chunk, indptr.shape[0] - 1,
+                                                                          indices.shape[0]), threaded)
+    chunks = starts.shape[0] - 1
+    chunk_cut = np.empty(chunks, dtype=np.float64)
+    if threaded:
         for c in prange(chunks):
-            _scan_chunk(np.int64(c), chunk, indptr, indices, ewgt, parts, k, bnd, nb, in_list, locked, key, dest,
+            _scan_chunk(np.int64(c), starts, indptr, indices, ewgt, parts, k, bnd, in_list, locked, key, dest,
                         conn_dest, conn_own, np.zeros(k, dtype=ewgt.dtype), np.empty(k, dtype=np.int64), everywhere,
                         keep, chunk_cut, rescan, out_w)
     else:
         for c in range(chunks):
-            _scan_chunk(c, chunk, indptr, indices, ewgt, parts, k, bnd, nb, in_list, locked, key, dest, conn_dest,
+            _scan_chunk(c, starts, indptr, indices, ewgt, parts, k, bnd, in_list, locked, key, dest, conn_dest,
                         conn_own, acc, touched, everywhere, keep, chunk_cut, rescan, out_w)
     two_cut = 0.0
     for c in range(chunks):
@@ -92,9 +99,9 @@ def _compact(listed, nb, keep):
 
 
 @njit(cache=True, internal=True)
-def _candidates_chunk(c, chunk, bnd, nb, dest, conn_dest, conn_own, factor, cand_gain, evicted):
+def _candidates_chunk(c, starts, bnd, dest, conn_dest, conn_own, factor, cand_gain, evicted):
     every = evicted.shape[0] == 0
-    for i in range(c * chunk, min(nb, (c + 1) * chunk)):
+    for i in range(starts[c], starts[c + 1]):
         v = bnd[i]
         gain = conn_dest[v] - conn_own[v]
         is_cand = dest[v] >= 0 and (every or dest[v] != evicted[v]) and -gain < np.floor(factor * conn_own[v])
@@ -102,11 +109,11 @@ def _candidates_chunk(c, chunk, bnd, nb, dest, conn_dest, conn_own, factor, cand
 
 
 @njit(cache=True, internal=True)
-def _afterburner_chunk(c, chunk, indptr, indices, ewgt, parts, bnd, nb, dest, prio_key, cand_gain, keep):
+def _afterburner_chunk(c, starts, indptr, indices, ewgt, parts, bnd, dest, prio_key, cand_gain, keep):
     """keep[i] = list entry i is a candidate whose gain, recomputed as if every
     higher-priority neighbouring candidate had moved first, is positive."""
-    stop = min(nb, (c + 1) * chunk)
-    for i in range(c * chunk, stop):
+    stop = starts[c + 1]
+    for i in range(starts[c], stop):
         v = bnd[i]
         keep[i] = False
         if i + ROWS_AHEAD < stop and cand_gain[bnd[i + ROWS_AHEAD]] > -np.inf:
@@ -151,18 +158,21 @@ def lp_moves_nb(indptr, indices, ewgt, parts, bnd, nb, dest, conn_dest, conn_own
     candidate's gain (float64, exact for integer weights below 2^53), so that the
     afterburner reads one array per neighbour where a flag and two connectivities cost three
     random reads."""
-    chunks = (nb + chunk - 1) // chunk
-    if nb >= parallel_min:
+    threaded = nb >= parallel_min
+    starts = list_chunk_starts(bnd, nb, indptr, chunk, max_chunk_entries(chunk, indptr.shape[0] - 1,
+                                                                          indices.shape[0]), threaded)
+    chunks = starts.shape[0] - 1
+    if threaded:
         for c in prange(chunks):
-            _candidates_chunk(np.int64(c), chunk, bnd, nb, dest, conn_dest, conn_own, factor, cand_gain, evicted)
+            _candidates_chunk(np.int64(c), starts, bnd, dest, conn_dest, conn_own, factor, cand_gain, evicted)
         for c in prange(chunks):
-            _afterburner_chunk(np.int64(c), chunk, indptr, indices, ewgt, parts, bnd, nb, dest, prio_key, cand_gain,
+            _afterburner_chunk(np.int64(c), starts, indptr, indices, ewgt, parts, bnd, dest, prio_key, cand_gain,
                                keep)
     else:
         for c in range(chunks):
-            _candidates_chunk(c, chunk, bnd, nb, dest, conn_dest, conn_own, factor, cand_gain, evicted)
+            _candidates_chunk(c, starts, bnd, dest, conn_dest, conn_own, factor, cand_gain, evicted)
         for c in range(chunks):
-            _afterburner_chunk(c, chunk, indptr, indices, ewgt, parts, bnd, nb, dest, prio_key, cand_gain, keep)
+            _afterburner_chunk(c, starts, indptr, indices, ewgt, parts, bnd, dest, prio_key, cand_gain, keep)
     nm = 0
     for i in range(nb):
         cand_gain[bnd[i]] = -np.inf

@@ -8,6 +8,7 @@ import numpy as np
 from numba import prange
 
 from ..backend.rng import hash32_at, stream_key_at
+from ..chunks import list_chunk_starts, max_chunk_entries
 from ..jit import njit
 from ..sorting import lexsort_rows
 from ..threads import PRANGE_ONLY
@@ -40,11 +41,11 @@ STREAM_ORDER = 0x5EB2     # hash stream for the order of equally good movers in 
 
 
 @njit(cache=True, internal=True)
-def _score_chunk(c, chunk, cand, nc, indptr, indices, ewgt, vwgt, parts, maxw, bw, receivers, in_list, wdeg,
+def _score_chunk(c, starts, cand, indptr, indices, ewgt, vwgt, parts, maxw, bw, receivers, in_list, wdeg,
                  dest_key, order_key, dest, weight, keys, acc, touched):
     k = maxw.shape[0]
-    stop = min(nc, (c + 1) * chunk)
-    for i in range(c * chunk, stop):
+    stop = starts[c + 1]
+    for i in range(starts[c], stop):
         v = cand[i]
         if i + ROWS_AHEAD < stop and in_list[cand[i + ROWS_AHEAD]]:
             prefetch_row_blocks(cand[i + ROWS_AHEAD], indptr, indices, parts)
@@ -71,20 +72,24 @@ def _score_chunk(c, chunk, cand, nc, indptr, indices, ewgt, vwgt, parts, maxw, b
 def _score_candidates(cand, nc, indptr, indices, ewgt, vwgt, parts, maxw, bw, receivers, in_list, wdeg, dest_key,
                       order_key, dest, weight, keys, chunk, parallel_min):
     """Each candidate's destination (best adjacent receiver) and sort keys, in chunks of
-    ``chunk`` candidates (on threads from ``parallel_min`` up): a chunk writes only its own
-    slots, so the keys are the same for any number of threads."""
+    ``chunk`` candidates, split where their rows are long (chunks.list_chunk_starts), on
+    threads from ``parallel_min`` up: a chunk writes only its own slots, so the keys are the
+    same for any number of threads."""
     k = maxw.shape[0]
-    chunks = (nc + chunk - 1) // chunk
-    if nc >= parallel_min:
+    threaded = nc >= parallel_min
+    starts = list_chunk_starts(cand, nc, indptr, chunk, max_chunk_entries(chunk, indptr.shape[0] - 1,
+                                                                          indices.shape[0]), threaded)
+    chunks = starts.shape[0] - 1
+    if threaded:
         for c in prange(chunks):
-            _score_chunk(np.int64(c), chunk, cand, nc, indptr, indices, ewgt, vwgt, parts, maxw, bw, receivers,
+            _score_chunk(np.int64(c), starts, cand, indptr, indices, ewgt, vwgt, parts, maxw, bw, receivers,
                          in_list, wdeg, dest_key, order_key, dest, weight, keys, np.zeros(k, dtype=ewgt.dtype),
                          np.empty(k, dtype=np.int64))
     else:
         acc = np.zeros(k, dtype=ewgt.dtype)
         touched = np.empty(k, dtype=np.int64)
         for c in range(chunks):
-            _score_chunk(c, chunk, cand, nc, indptr, indices, ewgt, vwgt, parts, maxw, bw, receivers, in_list,
+            _score_chunk(c, starts, cand, indptr, indices, ewgt, vwgt, parts, maxw, bw, receivers, in_list,
                          wdeg, dest_key, order_key, dest, weight, keys, acc, touched)
 
 
