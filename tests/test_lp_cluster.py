@@ -67,6 +67,26 @@ def test_kernel_labels_equal_the_whole_array_labels(g, seed, cap, rounds, dyadic
     assert _within_cap(g, kernel, cap)
 
 
+def test_rounds_end_once_few_vertices_move_the_same_in_both_formulations():
+    # power-law graphs of a few thousand vertices; a share of 5% ends some runs early there
+    stopped = 0
+    for spec in ("rmat:11", "ba:3000:4"):
+        g = load_graph(spec)
+        cap = max_coarse_vertex_weight(g, 40)
+        for seed in (1, 2, 3):
+            assert np.array_equal(cluster_labels(g, cap, seed=seed, method="kernel"),
+                                  cluster_labels(g, cap, seed=seed, method="xp"))
+            kernel = cluster_labels(g, cap, seed=seed, method="kernel", converged_share=0.05)
+            assert np.array_equal(kernel, cluster_labels(g, cap, seed=seed, method="xp", converged_share=0.05))
+            every = cluster_labels(g, cap, seed=seed, method="kernel", converged_share=0.0)
+            assert np.array_equal(every, cluster_labels(g, cap, seed=seed, method="xp", converged_share=0.0))
+            stopped += not np.array_equal(kernel, every)
+            # a share above every round's moves stops after the first round
+            first = cluster_labels(g, cap, seed=seed, method="kernel", converged_share=2.0)
+            assert np.array_equal(first, cluster_labels(g, cap, seed=seed, rounds=1, converged_share=0.0))
+    assert stopped                      # the rule did end some run early
+
+
 @settings(max_examples=25, deadline=None)
 @given(g=graphs(max_n=90), seed=st.integers(0, 10**6), cap=st.integers(2, 40), chunk=st.integers(1, 20))
 def test_labels_do_not_depend_on_the_threads(g, seed, cap, chunk):

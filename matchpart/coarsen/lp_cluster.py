@@ -168,8 +168,9 @@ def lp_round(indptr, indices, ewgt, vwgt, labels, weight, cap, active_key, tie_k
     return moved
 
 
-def lp_labels(indptr, indices, ewgt, vwgt, cap, active_keys, tie_keys, chunk, parallel_min):
-    """Labels after len(active_keys) rounds (keys: numpy uint64, one per round, from rng)."""
+def lp_labels(indptr, indices, ewgt, vwgt, cap, active_keys, tie_keys, chunk, parallel_min, converged_share):
+    """Labels after len(active_keys) rounds (keys: numpy uint64, one per round, from rng), or
+    after the first round that moves fewer than converged_share x n vertices."""
     n = indptr.shape[0] - 1
     labels = np.arange(n, dtype=np.int64)
     weight = vwgt.astype(np.float64)
@@ -178,7 +179,9 @@ def lp_labels(indptr, indices, ewgt, vwgt, cap, active_keys, tie_keys, chunk, pa
     pending = np.ones(n, dtype=np.bool_)
     starts = row_chunk_starts(indptr, chunk, max_chunk_entries(chunk, n, indices.shape[0]))
     for r in range(active_keys.shape[0]):
-        lp_round(indptr, indices, ewgt, vwgt, labels, weight, float(cap), active_keys[r], tie_keys[r], pending,
-                 target, incoming, starts, parallel_min)
+        moved = lp_round(indptr, indices, ewgt, vwgt, labels, weight, float(cap), active_keys[r], tie_keys[r],
+                         pending, target, incoming, starts, parallel_min)
+        if moved < converged_share * n:
+            break
     return labels
 
