@@ -45,8 +45,9 @@ def cluster_labels(graph, cap, *, seed=0, rounds=ROUNDS, method="auto", converge
     """Cluster label (a vertex id) per vertex; every cluster weighs at most ``cap`` (or is a single vertex).
 
     At most ``rounds`` rounds, ending after one that moves fewer than converged_share x n
-    vertices (CONVERGED_SHARE; 0: all of them). ``method``: "kernel" (CPU, compiled, threaded), "xp" (whole-array, any backend) or
-    "auto" (kernel on the CPU); both give the same labels (see the module's text).
+    vertices (CONVERGED_SHARE; 0: all of them). ``method``: "kernel" (CPU, compiled,
+    threaded), "xp" (whole-array, any backend) or "auto" (kernel on the CPU); both give the
+    same labels (see the module's text).
     """
     be = graph.backend
     xp = be.xp

@@ -19,9 +19,9 @@ import numpy as np
 from numba import prange
 
 from ..backend.rng import hash32_at
+from ..chunks import max_chunk_entries, row_chunk_starts
 from ..jit import njit
 from ..prefetch import PREFETCH_DISTANCE, prefetch
-from ..chunks import max_chunk_entries, row_chunk_starts
 from ..threads import PRANGE_ONLY
 
 # Multiplier of the chunk tables' hash of a cluster label (Knuth's 2^64 / golden ratio).
@@ -184,4 +184,3 @@ def lp_labels(indptr, indices, ewgt, vwgt, cap, active_keys, tie_keys, chunk, pa
         if moved < converged_share * n:
             break
     return labels
-

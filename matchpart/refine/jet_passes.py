@@ -22,9 +22,9 @@ from .destinations import vertex_destination
 
 
 # The list is scanned in chunks of ``chunk`` entries (threads.CHUNK; split where their rows are
-# long, chunks.list_chunk_starts): a chunk writes only its
-# own vertices' slots, keep flags and partial cut; the list is compacted and the partial cuts
-# summed in chunk order after, so the result is the same for any number of threads.
+# long, chunks.list_chunk_starts): a chunk writes only its own vertices' slots, keep flags and
+# partial cut; the list is compacted and the partial cuts summed in chunk order after, so the
+# result is the same for any number of threads.
 @njit(cache=True, internal=True)
 def _scan_chunk(c, starts, indptr, indices, ewgt, parts, k, bnd, in_list, locked, key, dest, conn_dest, conn_own,
                 acc, touched, everywhere, keep, chunk_cut, rescan, out_w):
