@@ -106,3 +106,11 @@ def list_chunk_starts(items, count, indptr, chunk, max_entries, threaded):
             s += 1
             starts[s] = hi
     return starts[:s + 1].copy()
+
+
+@njit(cache=True, internal=True)
+def kernel_list_chunks(items, count, indptr, entries, chunk, threaded):
+    """list_chunk_starts for a kernel over items[:count] of a graph with ``entries`` row
+    entries, split above max_chunk_entries: the one call of every list kernel."""
+    return list_chunk_starts(items, count, indptr, chunk,
+                             max_chunk_entries(chunk, indptr.shape[0] - 1, entries), threaded)

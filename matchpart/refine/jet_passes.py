@@ -13,7 +13,7 @@ import numpy as np
 from numba import prange
 
 from ..backend.rng import hash64_at
-from ..chunks import list_chunk_starts, max_chunk_entries
+from ..chunks import kernel_list_chunks
 from ..jit import njit
 from ..prefetch import PREFETCH_DISTANCE, prefetch
 from ..threads import PRANGE_ONLY
@@ -68,8 +68,7 @@ def scan_boundary(indptr, indices, ewgt, parts, k, bnd, nb, in_list, locked, key
     recompute every entry). The list's chunks of ``chunk`` entries are split where their rows
     are long (chunks.list_chunk_starts)."""
     threaded = nb >= parallel_min
-    starts = list_chunk_starts(bnd, nb, indptr, chunk, max_chunk_entries(chunk, indptr.shape[0] - 1,
-                                                                          indices.shape[0]), threaded)
+    starts = kernel_list_chunks(bnd, nb, indptr, indices.shape[0], chunk, threaded)
     chunks = starts.shape[0] - 1
     chunk_cut = np.empty(chunks, dtype=np.float64)
     if threaded:
@@ -159,8 +158,7 @@ def lp_moves_nb(indptr, indices, ewgt, parts, bnd, nb, dest, conn_dest, conn_own
     afterburner reads one array per neighbour where a flag and two connectivities cost three
     random reads."""
     threaded = nb >= parallel_min
-    starts = list_chunk_starts(bnd, nb, indptr, chunk, max_chunk_entries(chunk, indptr.shape[0] - 1,
-                                                                          indices.shape[0]), threaded)
+    starts = kernel_list_chunks(bnd, nb, indptr, indices.shape[0], chunk, threaded)
     chunks = starts.shape[0] - 1
     if threaded:
         for c in prange(chunks):

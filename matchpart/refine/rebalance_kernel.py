@@ -8,7 +8,7 @@ import numpy as np
 from numba import prange
 
 from ..backend.rng import hash32_at, stream_key_at
-from ..chunks import list_chunk_starts, max_chunk_entries
+from ..chunks import kernel_list_chunks
 from ..jit import njit
 from ..sorting import lexsort_rows
 from ..threads import PRANGE_ONLY
@@ -77,8 +77,7 @@ def _score_candidates(cand, nc, indptr, indices, ewgt, vwgt, parts, maxw, bw, re
     same for any number of threads."""
     k = maxw.shape[0]
     threaded = nc >= parallel_min
-    starts = list_chunk_starts(cand, nc, indptr, chunk, max_chunk_entries(chunk, indptr.shape[0] - 1,
-                                                                          indices.shape[0]), threaded)
+    starts = kernel_list_chunks(cand, nc, indptr, indices.shape[0], chunk, threaded)
     chunks = starts.shape[0] - 1
     if threaded:
         for c in prange(chunks):
