@@ -14,19 +14,23 @@ from files, generated grids) keep it, and so do graphs below relabel.RELABEL_MIN
 
 The order is a pure function of the graph: a breadth-first search from each not yet reached
 vertex in id order (so components come by their smallest vertex), neighbours queued in row
-order; a vertex's new id is its place in the queue. Same order on the host (one compiled
-pass that also writes the renumbered rows) and on ``xp`` (the GPU's: minimum-label
-components, then every component's search at once, level by level).
+order; a vertex's new id is its place in the queue. Same order on the host (compiled passes
+that also write the renumbered rows: level by level on the threads, one queue on one thread)
+and on ``xp`` (the GPU's: minimum-label components, then every component's search at once,
+level by level).
 """
 from __future__ import annotations
 
+import numba
 import numpy as np
+from numba import prange
 
 from . import relabel
 from .coarsen.rowsort import RANK_SORT_MAX, _rank_sort_row, _sort_row
 from .graph import Graph
 from .jit import njit
-from .prefetch import prefetch
+from .prefetch import PREFETCH_DISTANCE, prefetch
+from .threads import PRANGE_ONLY
 
 # Tunables
 SAMPLE_ROWS = 4096          # rows sampled (evenly spaced) to judge the numbering
@@ -69,8 +73,12 @@ def bfs_relabel(graph):
 
 def bfs_relabel_arrays(indptr, indices, ewgt):
     """bfs_relabel on host CSR arrays: (order, indptr, indices, ewgt) of the renumbered graph
-    (the ordering's renumbering, order/locality.py, uses it too)."""
-    return _bfs_relabel_nb(np.asarray(indptr, dtype=np.int64), np.asarray(indices), np.asarray(ewgt))
+    (the ordering's renumbering, order/locality.py, uses it too); the level-by-level kernel on
+    the threads, the queue on one thread (the same result)."""
+    indptr, indices, ewgt = np.asarray(indptr, dtype=np.int64), np.asarray(indices), np.asarray(ewgt)
+    if numba.get_num_threads() == 1:
+        return _bfs_queue_nb(indptr, indices, ewgt)
+    return _bfs_relabel_nb(indptr, indices, ewgt, LEVEL_CHUNK, LEVEL_PARALLEL_MIN)
 
 
 def bfs_order(graph):
@@ -81,23 +89,194 @@ def bfs_order(graph):
     return _bfs_order_xp(be, graph)
 
 
-# Rows are visited in queue order, one random jump each, and every entry reads the place of a
-# random vertex. The search prefetches, ahead in the queue, the row start of the vertex
-# 2 x ROW_PREFETCH_AHEAD places on, the row (first and last line) ROW_PREFETCH_AHEAD on, and the
-# places of the neighbours POS_PREFETCH_AHEAD on, each load's address known by then (rgg 2^20:
+# On the threads the search runs level by level: a vertex of the next level is numbered by
+# the first entry that reaches it in the rows of this level, in their order, which is the
+# queue's order, so the numbering is the one queue's. A level's rows are renamed on the threads
+# in chunks of LEVEL_CHUNK places (a level of fewer than LEVEL_PARALLEL_MIN entries on one
+# thread); only numbering the next level is serial, a walk over the entries that reach it
+# (a third of them on rgg). rgg 2^20 (13.8M entries, 590 levels): 0.29-0.31 s with the queue,
+# 0.25 s on 2 threads (0.38 s on one, where the queue stays: _bfs_queue_nb).
+LEVEL_CHUNK = 256
+LEVEL_PARALLEL_MIN = 1 << 14
+# Rows are visited in the search's order, one random jump each, and every entry reads the place
+# of a random vertex: both kernels prefetch the row start of the vertex 2 x ROW_PREFETCH_AHEAD
+# places on, the row (first and last line) ROW_PREFETCH_AHEAD on, and the places of the
+# neighbours POS_PREFETCH_AHEAD on, each load's address known by then (rgg 2^20, the queue:
 # 0.54 -> 0.35 s; the row alone 4 places ahead was the 0.54 s).
 ROW_PREFETCH_AHEAD = 8
 POS_PREFETCH_AHEAD = 4
 
 
+@njit(cache=True, parallel=PRANGE_ONLY)
+def _bfs_relabel_nb(indptr, indices, ewgt, chunk, parallel_min):
+    """Breadth-first search from each unvisited vertex in id order, level by level; a
+    vertex's new id is its place in the search. Returns (order, indptr, indices, ewgt) of the
+    renumbered graph (rows sorted), the same for any number of threads and as _bfs_queue_nb's:
+    every write has its place fixed by the data, and only the numbering is serial."""
+    n = indptr.shape[0] - 1
+    pos = np.full(n, -1, dtype=indices.dtype)
+    order = np.empty(n, dtype=np.int64)
+    new_indptr = np.empty(n + 1, dtype=np.int64)
+    new_indices = np.empty_like(indices)
+    new_ewgt = np.empty_like(ewgt)
+    split = np.empty(n, dtype=np.int64)     # per place: where its row's entries to unnumbered vertices start
+    new_indptr[0] = 0
+    mean_degree = indices.shape[0] / max(n, 1)
+    tail = 0
+    root = 0
+    while tail < n:
+        while pos[root] >= 0:
+            root += 1
+        pos[root] = tail
+        order[tail] = root
+        tail += 1
+        done = tail - 1     # the places before done have their rows finished, those up to lo but their sort
+        lo = tail - 1
+        while lo < tail:
+            hi = tail
+            # the level's row lengths (a random read each), then their ends
+            chunks = (hi - lo + chunk - 1) // chunk
+            if (hi - lo) * mean_degree >= parallel_min:
+                for c in prange(chunks):
+                    _level_row_lengths(np.int64(c), lo, hi, chunk, indptr, order, new_indptr)
+            else:
+                for c in range(chunks):
+                    _level_row_lengths(c, lo, hi, chunk, indptr, order, new_indptr)
+            for h in range(lo, hi):
+                new_indptr[h + 1] += new_indptr[h]
+            # one pass: sort the entries the last numbering renamed, rename this level's rows
+            sorts = (lo - done + chunk - 1) // chunk
+            if new_indptr[hi] - new_indptr[done] >= parallel_min:
+                for c in prange(sorts + chunks):
+                    _level_chunk(np.int64(c), sorts, done, lo, hi, chunk, indptr, indices, ewgt, pos, order,
+                                 new_indptr, new_indices, new_ewgt, split)
+            else:
+                for c in range(sorts + chunks):
+                    _level_chunk(c, sorts, done, lo, hi, chunk, indptr, indices, ewgt, pos, order, new_indptr,
+                                 new_indices, new_ewgt, split)
+            tail = _number_next_level(lo, hi, tail, pos, order, new_indptr, new_indices, split)
+            done = lo
+            lo = hi
+        for c in range((lo - done + chunk - 1) // chunk):       # the last level's sort
+            _sort_level_tails(c, done, lo, chunk, new_indptr, new_indices, new_ewgt, split)
+    return order, new_indptr, new_indices, new_ewgt
+
+
+@njit(cache=True, internal=True)
+def _level_chunk(c, sorts, done, lo, hi, chunk, indptr, indices, ewgt, pos, order, new_indptr, new_indices, new_ewgt,
+                 split):
+    """Chunk c of a level's pass: the first ``sorts`` chunks sort places done..lo-1, the others
+    rename the rows of places lo..hi-1."""
+    if c < sorts:
+        _sort_level_tails(c, done, lo, chunk, new_indptr, new_indices, new_ewgt, split)
+    else:
+        _rename_level_rows(c - sorts, lo, hi, chunk, indptr, indices, ewgt, pos, order, new_indptr, new_indices,
+                           new_ewgt, split)
+
+
+@njit(cache=True, internal=True)
+def _rename_level_rows(c, lo, hi, chunk, indptr, indices, ewgt, pos, order, new_indptr, new_indices, new_ewgt,
+                       split):
+    """The renamed rows of places lo + c * chunk ... (at most chunk of them, before hi): the
+    entries to numbered vertices first, sorted, then those to unnumbered ones backwards from
+    the row's end, as -1 - old id (the next level's numbering names them)."""
+    first = lo + c * chunk
+    last = min(first + chunk, hi)
+    tc = np.empty(RANK_SORT_MAX, dtype=indices.dtype)
+    tw = np.empty(RANK_SORT_MAX, dtype=ewgt.dtype)
+    for h in range(first, last):
+        if h + 2 * ROW_PREFETCH_AHEAD < last:
+            prefetch(indptr, order[h + 2 * ROW_PREFETCH_AHEAD])
+        if h + ROW_PREFETCH_AHEAD < last:
+            w = order[h + ROW_PREFETCH_AHEAD]
+            prefetch(indices, indptr[w])
+            prefetch(indices, indptr[w + 1] - 1)
+            prefetch(ewgt, indptr[w])
+            prefetch(ewgt, indptr[w + 1] - 1)
+        if h + POS_PREFETCH_AHEAD < last:
+            w = order[h + POS_PREFETCH_AHEAD]
+            for e in range(indptr[w], indptr[w + 1]):
+                prefetch(pos, indices[e])
+        v = order[h]
+        s = new_indptr[h]
+        f = s
+        b = new_indptr[h + 1]
+        for e in range(indptr[v], indptr[v + 1]):
+            u = indices[e]
+            p = pos[u]
+            if p >= 0:
+                new_indices[f] = p
+                new_ewgt[f] = ewgt[e]
+                f += 1
+            else:
+                b -= 1
+                new_indices[b] = -1 - u
+                new_ewgt[b] = ewgt[e]
+        split[h] = f
+        if f - s <= RANK_SORT_MAX:
+            _rank_sort_row(new_indices, new_ewgt, s, f, tc, tw)
+        else:
+            _sort_row(new_indices, new_ewgt, s, f)
+
+
+@njit(cache=True, internal=True)
+def _level_row_lengths(c, lo, hi, chunk, indptr, order, new_indptr):
+    """new_indptr[h + 1] = the row length of the vertex at place h, for the places
+    lo + c * chunk ... (at most chunk of them, before hi)."""
+    first = lo + c * chunk
+    last = min(first + chunk, hi)
+    for h in range(first, last):
+        if h + PREFETCH_DISTANCE < last:
+            prefetch(indptr, order[h + PREFETCH_DISTANCE])
+        v = order[h]
+        new_indptr[h + 1] = indptr[v + 1] - indptr[v]
+
+
+@njit(cache=True, internal=True)
+def _number_next_level(lo, hi, tail, pos, order, new_indptr, new_indices, split):
+    """Number the vertices that the rows of places lo..hi-1 reach unnumbered, in the order of
+    their first entries (the queue's order; a row keeps them backwards from its end), and
+    rename those entries; returns the new tail."""
+    for h in range(lo, hi):
+        if h + POS_PREFETCH_AHEAD < hi:     # rows keep ~4 such entries: prefetch whole rows ahead
+            for e in range(split[h + POS_PREFETCH_AHEAD], new_indptr[h + POS_PREFETCH_AHEAD + 1]):
+                prefetch(pos, -1 - new_indices[e])
+        f = split[h]
+        for e in range(new_indptr[h + 1] - 1, f - 1, -1):
+            u = -1 - new_indices[e]
+            p = pos[u]
+            if p < 0:
+                p = tail
+                pos[u] = p
+                order[tail] = u
+                tail += 1
+            new_indices[e] = p
+    return tail
+
+
+@njit(cache=True, internal=True)
+def _sort_level_tails(c, lo, hi, chunk, new_indptr, new_indices, new_ewgt, split):
+    """Sort the entries that _number_next_level renamed (all above the row's other ids)."""
+    first = lo + c * chunk
+    last = min(first + chunk, hi)
+    tc = np.empty(RANK_SORT_MAX, dtype=new_indices.dtype)
+    tw = np.empty(RANK_SORT_MAX, dtype=new_ewgt.dtype)
+    for h in range(first, last):
+        s, f = split[h], new_indptr[h + 1]
+        if f - s <= RANK_SORT_MAX:
+            _rank_sort_row(new_indices, new_ewgt, s, f, tc, tw)
+        else:
+            _sort_row(new_indices, new_ewgt, s, f)
+
+
 @njit(cache=True)
-def _bfs_relabel_nb(indptr, indices, ewgt):
-    """Breadth-first search from each unvisited vertex in id order; a vertex's new id is its
-    place in the queue, known for all its neighbours once its row is scanned, so its renamed
-    row is written (and sorted) right then: one random read per entry, where a search and then
-    relabel.relabel took three (rgg 2^20, one thread: 0.45 + 1.0 s). The neighbours it queues
-    get the next ids in row order, above every id given before, so only the row's other
-    entries need sorting: they go first, the queued ones after them (the sort was 0.35 of 1.2 s)."""
+def _bfs_queue_nb(indptr, indices, ewgt):
+    """_bfs_relabel_nb on one thread, with one queue: a vertex's new id is its place in the
+    queue, known for all its neighbours once its row is scanned, so its renamed row is written
+    (and sorted) right then: one random read per entry, where a search and then relabel.relabel
+    took three (rgg 2^20, one thread: 0.45 + 1.0 s). The neighbours it queues get the next ids
+    in row order, above every id given before, so only the row's other entries need sorting:
+    they go first, the queued ones after them (the sort was 0.35 of 1.2 s)."""
     n = indptr.shape[0] - 1
     pos = np.full(n, -1, dtype=indices.dtype)
     order = np.empty(n, dtype=np.int64)

@@ -60,6 +60,8 @@ def _steps(tmp):
         ("partition rmat relabelled", lambda: _with_small_relabel(lambda: partition("rmat:11", 8, device="cpu"))),
         ("partition rgg renumbered breadth-first",
          lambda: _with_small_relabel(lambda: partition("rgg:3000", 8, device="cpu"))),
+        ("partition rgg renumbered breadth-first, one thread (the queue)",
+         lambda: _with_small_relabel(lambda: partition("rgg:3000", 8, device="cpu", threads=1))),
         ("partition cluster coarsening", lambda: partition(small, 8, coarsening="cluster", device="cpu")),
         ("partition objtype=vol", lambda: partition(small, 8, objtype="vol", device="cpu")),
         ("partition vertex weights, METIS file", cli(str(metis_file), "8")),

@@ -1,6 +1,7 @@
 """Breadth-first renumbering (matchpart/locality.py): the order against a plain search (and
 networkx's distances), the compiled pass's graph against relabel.relabel, the compiled order ==
-the whole-array form (and on the GPU stand-in), which graphs count as scattered, and
+the whole-array form (and on the GPU stand-in), the level-by-level kernel == the queue for any
+thread count, which graphs count as scattered, and
 partition() on a renumbered graph answers for the original vertices."""
 import collections
 
@@ -11,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import matchpart
-from matchpart import backend, locality, metrics, relabel
+from matchpart import backend, locality, metrics, relabel, threads
 from matchpart.graph import Graph
 
 
@@ -57,6 +58,25 @@ def test_bfs_order_is_the_reference_order_and_kernel_equals_whole_array(seed, n,
     for name in ("indptr", "indices", "ewgt", "vwgt"):
         assert np.array_equal(getattr(h, name), getattr(r, name)), name
     assert h.indices.dtype == g.indices.dtype and h.ewgt.dtype == g.ewgt.dtype
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(1, 120), p=st.floats(0.0, 0.15), chunk=st.integers(1, 9),
+       float_weights=st.booleans())
+def test_level_by_level_kernel_on_threads_equals_the_queue(seed, n, p, chunk, float_weights):
+    """The level-by-level kernel (tiny chunks, every level on the threads) gives the queue's
+    graph for 1 and 2 threads, and so does the public entry (the queue on one thread)."""
+    g = _random_graph(seed, n, p)
+    ewgt = g.ewgt + 0.25 if float_weights else g.ewgt
+    args = (np.asarray(g.indptr, dtype=np.int64), g.indices, ewgt)
+    expected = locality._bfs_queue_nb(*args)
+    assert np.array_equal(expected[0], _reference_order(g))
+    for count in (1, 2):
+        with threads.limit(count):
+            got = locality._bfs_relabel_nb(*args, chunk, 0)
+            public = locality.bfs_relabel_arrays(*args)
+        for a, b, c in zip(expected, got, public):
+            assert np.array_equal(a, b) and np.array_equal(a, c) and a.dtype == b.dtype == c.dtype
 
 
 @pytest.fixture
