@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from matchpart import backend, metrics
+from matchpart import threads as thread_control
 from matchpart.coarsen import (coarsen, contract, mapping_from_labels, mapping_from_matching,
                                max_coarse_vertex_weight, two_hop_pairs)
 from matchpart.coarsen.cluster import cluster_labels, cluster_mapping
@@ -459,3 +460,18 @@ def test_row_chunks_close_each_chunk_at_its_share_of_entries(degrees, entries):
     if len(rows) > 1:
         a, b = rows[-2], rows[-1]
         assert bound[b - 1] - bound[a] < entries
+
+
+@settings(max_examples=40, deadline=None)
+@given(labels=st.lists(st.integers(0, 400), min_size=1, max_size=300), chunk=st.integers(1, 50))
+def test_mapping_from_labels_by_counting_equals_the_sorted_labels(labels, chunk):
+    from matchpart.coarsen import pairs
+    labels = np.array(labels, dtype=np.int64)
+    uniq, inverse = np.unique(labels, return_inverse=True)
+    mapping, nc = mapping_from_labels(labels, CPU)      # counted where the labels lie below 4 n
+    assert nc == uniq.shape[0] and np.array_equal(mapping, inverse)
+    id_of, out = np.zeros(labels.max() + 2, dtype=np.int64), np.empty(labels.shape[0], dtype=np.int64)
+    for count in (1, 2):                                # any chunk, any thread count
+        with thread_control.limit(count):
+            assert pairs._mapping_by_counting_kernel(labels, id_of.copy(), out, chunk) == nc
+        assert np.array_equal(out, inverse)
