@@ -21,6 +21,10 @@ from ..threads import PRANGE_ONLY
 # chunks, so the output is the same for any number of threads). Delaunay 2^20, 2 threads:
 # the two passes took 24 ms of the coarsening on one thread.
 PASS_CHUNK = 1 << 16
+# Labels up to this many times the vertex count are counted in an array of that size rather
+# than sorted: clustering's labels lie below 3 n. R-MAT 2^20's or rgg 2^20's first level (1M
+# labels): np.unique with its inverse took 10-30 ms, one thread (a sort).
+LABELS_COUNTED = 4
 
 
 def drop_heavy_pairs_host(vwgt, mate, cap):
@@ -152,12 +156,6 @@ def mapping_from_labels(labels, backend):
             return mapping_by_counting(labels, high + 1)
     uniq, inverse = xp.unique(labels, return_inverse=True)
     return inverse.reshape(-1).astype(xp.int64), int(uniq.shape[0])
-
-
-# Labels up to this many times the vertex count are counted in an array of that size rather
-# than sorted: clustering's labels lie below 3 n. R-MAT 2^20's or rgg 2^20's first level (1M
-# labels): np.unique with its inverse took 10-30 ms, one thread (a sort).
-LABELS_COUNTED = 4
 
 
 def mapping_by_counting(labels, bound):
