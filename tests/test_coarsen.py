@@ -241,6 +241,19 @@ def test_two_hop_kernel_equals_whole_array_formulation_on_hubs():
                               two_hop_pairs(g, mate, 40, seed=seed, method="xp"))
 
 
+@pytest.mark.parametrize("free_every", [1, 3, 40])
+def test_two_hop_kernel_sorts_many_or_few_free_vertices_alike(free_every):
+    # the kernel sorts by hub by counting where the free vertices are many (every vertex, a
+    # third) and by merge sort where they are few (1 in 40: below 1 / COUNTING_SHARE)
+    g = load_graph("ba:3000:2")
+    vid = np.arange(g.n)
+    mate = np.where(vid % free_every == 0, -1, vid)
+    for block in (None, vid % 3):
+        for seed in range(2):
+            assert np.array_equal(two_hop_pairs(g, mate, 40, seed=seed, block=block, method="kernel"),
+                                  two_hop_pairs(g, mate, 40, seed=seed, block=block, method="xp"))
+
+
 def test_star_graph_coarsens_past_the_stall():
     g = Graph.from_networkx(nx.star_graph(999))
     levels = coarsen(g, matcher="local_max", rating="weight", coarsen_to=50, max_vertex_weight=10**9)

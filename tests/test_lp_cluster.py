@@ -111,6 +111,24 @@ def test_no_cluster_or_group_exceeds_the_cap(g, seed, cap):
     assert contract(g, mapping, nc).total_vwgt == g.total_vwgt
 
 
+@settings(max_examples=60, deadline=None)
+@given(g=graphs(max_n=80), seed=st.integers(0, 10**6), cap=st.integers(1, 30), blocks=st.integers(0, 3),
+       fractional=st.booleans(), data=st.data())
+def test_compiled_grouping_and_pairing_equal_the_whole_array_steps(g, seed, cap, blocks, fractional, data):
+    # cluster_host.py against cluster.py's whole-array steps (the GPU's): leaf groups (with
+    # and without blocks; fractional vertex weights, whose runs split by a float sum),
+    # singletons paired two hops apart, coarse ids and the stats
+    if fractional:
+        g = Graph(g.indptr, g.indices, ewgt=g.ewgt, vwgt=g.vwgt * 0.3)
+    block = None if blocks == 0 else np.array(data.draw(st.lists(st.integers(0, blocks - 1), min_size=g.n,
+                                                                 max_size=g.n)), dtype=np.int64)
+    rounds = data.draw(st.integers(0, 3))      # 0: every vertex alone, so most leaves group
+    kernel = cluster_mapping(g, cap, seed, rounds=rounds, block=block, method="kernel")
+    xp = cluster_mapping(g, cap, seed, rounds=rounds, block=block, method="xp")
+    assert np.array_equal(kernel[0], xp[0]) and kernel[1] == xp[1] and kernel[2] == xp[2]
+    assert _within_cap(g, kernel[0], cap)
+
+
 def test_leaf_groups_keep_blocks_apart_and_group_leaves_of_one_hub():
     # a star: leaves 1..12 of hub 0, and 8 isolated vertices in two blocks
     n = 21

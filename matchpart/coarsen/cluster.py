@@ -17,8 +17,11 @@ weights (every coarse graph of an unweighted graph) or sums of dyadic fractions.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .. import threads
 from ..backend import rng as _rng
+from .cluster_host import group_leaves, pair_labels
 from .contract import mapping_from_labels, sum_by_index
 from .lp_cluster import lp_labels
 from .twohop import two_hop_pairs
@@ -185,18 +188,41 @@ def leaf_groups(graph, labels, cap, *, block=None):
     return out
 
 
-def cluster_mapping(graph, cap, seed=0, *, rounds=ROUNDS, block=None):
+def cluster_mapping(graph, cap, seed=0, *, rounds=ROUNDS, block=None, method="auto"):
     """Clusterer for ``coarsen(..., clusterer=...)``: (mapping, n_coarse, stats).
 
     Vertices left alone by label propagation: isolated and degree-1 ones are grouped by
     ``leaf_groups``, the others (all neighbours' clusters full) and what is still alone
     paired two-hop style, so the hierarchy does not stall on them. ``block``: see
-    ``two_hop_pairs`` (keeps isolated vertices of different blocks apart).
+    ``two_hop_pairs`` (keeps isolated vertices of different blocks apart). ``method``: the
+    steps after label propagation compiled ("kernel", cluster_host.py, the CPU's) or as
+    whole arrays ("xp", any backend; "auto": the GPU's); the same mapping.
     """
     be = graph.backend
     xp = be.xp
     n = graph.n
+    if method == "auto":
+        method = "xp" if be.is_gpu else "kernel"
+    if method not in ("kernel", "xp"):
+        raise ValueError(f"method must be 'auto', 'kernel' or 'xp', got {method!r}")
     labels = cluster_labels(graph, cap, seed=seed, rounds=rounds)
+    if method == "kernel":
+        if be.is_gpu:
+            raise ValueError("method='kernel' runs on the CPU; use 'xp' for a GPU graph")
+        labels, nclustered, njoined = _grouped_and_paired_host(graph, labels, cap, seed, block)
+    else:
+        labels, nclustered, njoined = _grouped_and_paired_xp(graph, labels, cap, seed, block)
+    mapping, n_coarse = mapping_from_labels(labels, be)
+    stats = {"rounds": rounds, "matched_fraction": nclustered / max(n, 1), "two_hop_fraction": njoined / max(n, 1)}
+    return mapping, n_coarse, stats
+
+
+def _grouped_and_paired_xp(graph, labels, cap, seed, block):
+    """(labels with leaves grouped and singletons paired, vertices clustered by label
+    propagation, vertices not clustered but now grouped or paired)."""
+    be = graph.backend
+    xp = be.xp
+    n = graph.n
     clustered = sum_by_index(be, labels, xp.ones(n, dtype=xp.int64), n)[labels] > 1
     labels = leaf_groups(graph, labels, cap, block=block)
     # an atomic count, not bincount (which syncs twice on CuPy and refuses an empty input)
@@ -208,7 +234,18 @@ def cluster_mapping(graph, cap, seed=0, *, rounds=ROUNDS, block=None):
     paired = singleton & (mate >= 0)
     # labels 2n.. are fresh, so a new pair never merges into an existing cluster or group
     labels = xp.where(paired, 2 * n + xp.minimum(vid, mate), labels)
-    mapping, n_coarse = mapping_from_labels(labels, be)
-    stats = {"rounds": rounds, "matched_fraction": float(clustered.sum().item()) / max(n, 1),
-             "two_hop_fraction": float((~clustered & ~singleton | paired).sum().item()) / max(n, 1)}
-    return mapping, n_coarse, stats
+    return labels, int(clustered.sum().item()), int((~clustered & ~singleton | paired).sum().item())
+
+
+def _grouped_and_paired_host(graph, labels, cap, seed, block):
+    """_grouped_and_paired_xp in compiled passes (cluster_host.py)."""
+    n = graph.n
+    blk = np.zeros(0, dtype=np.int64) if block is None else np.asarray(block, dtype=np.int64)
+    grouped = np.empty(n, dtype=np.int64)
+    clustered = np.empty(n, dtype=np.bool_)
+    mate = np.empty(n, dtype=np.int64)
+    nclustered = group_leaves(graph.indptr, graph.indices, graph.vwgt, labels, cap / 2.0, blk, grouped, clustered,
+                              mate)
+    mate = two_hop_pairs(graph, mate, cap, seed=seed, block=block)
+    njoined = pair_labels(grouped, mate, clustered)
+    return grouped, int(nclustered), int(njoined)

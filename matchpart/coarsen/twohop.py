@@ -11,7 +11,7 @@ import numpy as np
 
 from ..backend import rng as _rng
 from ..jit import njit
-from ..sorting import argsort_stable
+from ..sorting import argsort_stable, then_by_small_key
 
 # Hash-RNG stream for the tie-break between equally heavy hub candidates.
 HUB_STREAM = 0x2409
@@ -89,57 +89,50 @@ def _two_hop_kernel(indptr, indices, ewgt, vwgt, mate, cap, key, block):
     # the whole-array version step by step: hub = the neighbour across the first entry of
     # maximal (weight, hash >> 1) (comparing weights is comparing their dense ranks); then
     # the free vertices in order of (hub, weight, id): a stable sort by weight of the free
-    # vertices in id order, then a counting sort by hub; then consecutive pairs. Plain
-    # loops and argsort_stable rather than np.argsort and slice assignments, which cost
-    # seconds of compile time on the first run.
+    # vertices in id order, then a stable sort by hub (sorting.then_by_small_key); then
+    # consecutive pairs. Plain loops and argsort_stable rather than np.argsort and slice
+    # assignments, which cost seconds of compile time on the first run.
     n = mate.shape[0]
     nblocks = 1
     for v in range(block.shape[0]):
         nblocks = max(nblocks, block[v] + 1)
     virtual = n + nblocks  # hub ids n.. are virtual hubs
-    hub = np.empty(n, dtype=np.int64)
-    size = np.zeros(virtual + 1, dtype=np.int64)
     free = 0
+    for v in range(n):
+        if mate[v] < 0:
+            free += 1
+    if free < 2:
+        return
+    ids = np.empty(free, dtype=np.int64)     # the free vertices, increasing id
+    hub = np.empty(free, dtype=np.int64)
+    weight = np.empty(free, dtype=np.float64)
+    i = 0
     for v in range(n):
         if mate[v] >= 0:
             continue
-        free += 1
+        ids[i] = v
+        weight[i] = vwgt[v]
         start, stop = indptr[v], indptr[v + 1]
         if start == stop:
-            hub[v] = n + block[v] if block.shape[0] else n
+            hub[i] = n + block[v] if block.shape[0] else n
         else:
             best, bw, bh = start, ewgt[start], _rng.hash32_at(start, key) >> np.uint32(1)
             for e in range(start + 1, stop):
                 h = _rng.hash32_at(e, key) >> np.uint32(1)
                 if ewgt[e] > bw or (ewgt[e] == bw and h > bh):
                     best, bw, bh = e, ewgt[e], h
-            hub[v] = indices[best]
-        size[hub[v] + 1] += 1
-    if free < 2:
-        return
-    for c in range(virtual):
-        size[c + 1] += size[c]
-    ids = np.empty(free, dtype=np.int64)     # the free vertices, increasing id
-    weight = np.empty(free, dtype=np.float64)
-    i = 0
-    for v in range(n):
-        if mate[v] < 0:
-            ids[i] = v
-            weight[i] = vwgt[v]
-            i += 1
-    by_weight = argsort_stable(weight)       # stable: ties stay in id order
-    cand = np.empty(free, dtype=np.int64)
-    fill = np.empty(virtual, dtype=np.int64)
-    for c in range(virtual):
-        fill[c] = size[c]
-    for t in range(free):
-        v = ids[by_weight[t]]
-        cand[fill[hub[v]]] = v
-        fill[hub[v]] += 1
-    for c in range(virtual):
-        lo, hi = size[c], size[c + 1]
-        for i in range(lo, hi - 1, 2):
-            a, b = cand[i], cand[i + 1]
+            hub[i] = indices[best]
+        i += 1
+    # positions in ids by (hub, weight, id); ties of weight stay in id order
+    cand = then_by_small_key(argsort_stable(weight), hub, virtual)
+    lo = 0
+    while lo < free:
+        hi = lo + 1
+        while hi < free and hub[cand[hi]] == hub[cand[lo]]:
+            hi += 1
+        for t in range(lo, hi - 1, 2):
+            a, b = ids[cand[t]], ids[cand[t + 1]]
             if vwgt[a] + vwgt[b] <= cap:
                 mate[a] = b
                 mate[b] = a
+        lo = hi
