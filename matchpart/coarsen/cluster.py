@@ -199,7 +199,6 @@ def cluster_mapping(graph, cap, seed=0, *, rounds=ROUNDS, block=None, method="au
     whole arrays ("xp", any backend; "auto": the GPU's); the same mapping.
     """
     be = graph.backend
-    xp = be.xp
     n = graph.n
     if method == "auto":
         method = "xp" if be.is_gpu else "kernel"
