@@ -92,18 +92,27 @@ def _decide_chunk(c, starts, indptr, indices, ewgt, vwgt, labels, weight, cap, a
             if lab == own:
                 own_conn = cw
                 continue
-            if best >= 0 and cw < best_conn:
-                continue
-            # an int64 counter like every caller's (one compile of hash32_at); the same bits
-            tie = hash32_at(np.int64(np.uint64(v) * np.uint64(n) + np.uint64(lab)), tie_key)
-            if best >= 0 and cw == best_conn and (tie < best_tie or (tie == best_tie and lab > best)):
-                continue
-            # only a candidate that beats the best so far reads its cluster's weight (a
-            # random access): ~log(degree) of them per vertex instead of every one
-            if weight[lab] + wv <= cap:
-                best, best_conn, best_tie = lab, cw, tie
+            best, best_conn, best_tie = _better(v, lab, cw, n, tie_key, weight, wv, cap, best, best_conn, best_tie)
         if best >= 0 and best_conn > own_conn:
             target[v] = best
+
+
+@njit(cache=True, internal=True)
+def _better(v, lab, cw, n, tie_key, weight, wv, cap, best, best_conn, best_tie):
+    """(best, best_conn, best_tie) after offering v cluster ``lab`` joined by weight cw: the
+    cluster of highest connection with room for v; ties: the larger hash of (v, lab), then
+    the smaller label."""
+    if best >= 0 and cw < best_conn:
+        return best, best_conn, best_tie
+    # an int64 counter like every caller's (one compile of hash32_at); the same bits
+    tie = hash32_at(np.int64(np.uint64(v) * np.uint64(n) + np.uint64(lab)), tie_key)
+    if best >= 0 and cw == best_conn and (tie < best_tie or (tie == best_tie and lab > best)):
+        return best, best_conn, best_tie
+    # only a candidate that beats the best so far reads its cluster's weight (a random
+    # access): ~log(degree) of them per vertex instead of every one
+    if weight[lab] + wv <= cap:
+        return lab, cw, tie
+    return best, best_conn, best_tie
 
 
 @njit(cache=True, internal=True)
@@ -121,13 +130,7 @@ def _singleton_choice(v, indptr, indices, ewgt, weight, wv, cap, tie_key, n):
         if lab == v:
             own_conn += cw
             continue
-        if best >= 0 and cw < best_conn:
-            continue
-        tie = hash32_at(np.int64(np.uint64(v) * np.uint64(n) + np.uint64(lab)), tie_key)
-        if best >= 0 and cw == best_conn and (tie < best_tie or (tie == best_tie and lab > best)):
-            continue
-        if weight[lab] + wv <= cap:
-            best, best_conn, best_tie = lab, cw, tie
+        best, best_conn, best_tie = _better(v, lab, cw, n, tie_key, weight, wv, cap, best, best_conn, best_tie)
     if best >= 0 and best_conn > own_conn:
         return best
     return -1
