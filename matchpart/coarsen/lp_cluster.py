@@ -12,6 +12,13 @@ cost what changed: R-MAT 2^20 moves 273k vertices in the first round, 5k in the 
 pass, vertex order): moves into a cluster are accepted while the weights arriving in vertex
 order keep it within the cap; leaving vertices are not counted as room, so no cluster ever
 exceeds the cap. Nothing depends on which thread ran a chunk.
+
+Whether a vertex is pending is read, not written: the apply stamps each moved vertex with the
+round, and an active vertex is pending when it or a neighbour carries a stamp from its last
+evaluation's round on. Flagging the neighbours of every moved vertex took a pass over their
+rows per round, writes on the threads (rgg 2^20's first level: 65 of 410 ms), where the
+stamps cost a read of an active vertex's row up to its first stamped neighbour: that level's
+rounds 0.92 x the time on one and two threads (Barabasi-Albert 2^20: 0.97-0.99 x), the same labels.
 """
 from __future__ import annotations
 
@@ -41,10 +48,11 @@ def _table_size(c, starts, indptr):
 
 
 @njit(cache=True, internal=True)
-def _decide_chunk(c, starts, indptr, indices, ewgt, vwgt, labels, weight, cap, active_key, tie_key, pending,
-                  target, fresh):
-    """target[v] = the cluster vertex v of chunk c moves to (-1: stays); evaluated vertices
-    are no longer pending. ``fresh``: every cluster is still its own vertex (the first round)."""
+def _decide_chunk(c, starts, indptr, indices, ewgt, vwgt, labels, weight, cap, active_key, tie_key, evaluated,
+                  moved_at, rnd, target, fresh):
+    """target[v] = the cluster vertex v of chunk c moves to (-1: stays), for the active
+    vertices that are pending (_pending); evaluated[v] = rnd for those. ``fresh``: every
+    cluster is still its own vertex (the first round)."""
     n = indptr.shape[0] - 1
     size = _table_size(c, starts, indptr)
     keys = np.full(size, -1, dtype=np.int64)
@@ -53,9 +61,9 @@ def _decide_chunk(c, starts, indptr, indices, ewgt, vwgt, labels, weight, cap, a
     last = indptr[starts[c + 1]] - PREFETCH_DISTANCE
     for v in range(starts[c], starts[c + 1]):
         target[v] = -1
-        if not pending[v] or (hash32_at(v, active_key) & np.uint32(1)) == 0:
+        if (hash32_at(v, active_key) & np.uint32(1)) == 0 or not _pending(v, indptr, indices, evaluated, moved_at):
             continue
-        pending[v] = False
+        evaluated[v] = rnd
         if fresh:
             target[v] = _singleton_choice(v, indptr, indices, ewgt, weight, np.float64(vwgt[v]), cap, tie_key, n)
             continue
@@ -98,6 +106,19 @@ def _decide_chunk(c, starts, indptr, indices, ewgt, vwgt, labels, weight, cap, a
 
 
 @njit(cache=True, internal=True)
+def _pending(v, indptr, indices, evaluated, moved_at):
+    """v is pending: never evaluated, or it or a neighbour moved in the round of its last
+    evaluation (after it) or later."""
+    since = evaluated[v]
+    if since < 0 or moved_at[v] >= since:
+        return True
+    for e in range(indptr[v], indptr[v + 1]):
+        if moved_at[indices[e]] >= since:
+            return True
+    return False
+
+
+@njit(cache=True, internal=True)
 def _better(v, lab, cw, n, tie_key, weight, wv, cap, best, best_conn, best_tie):
     """(best, best_conn, best_tie) after offering v cluster ``lab`` joined by weight cw: the
     cluster of highest connection with room for v; ties: the larger hash of (v, lab), then
@@ -136,22 +157,12 @@ def _singleton_choice(v, indptr, indices, ewgt, weight, wv, cap, tie_key, n):
     return -1
 
 
-@njit(cache=True, internal=True)
-def _mark_pending_chunk(c, starts, indptr, indices, target, pending):
-    """A vertex that moved (target[v] >= 0 after the apply) and its neighbours are pending."""
-    for v in range(starts[c], starts[c + 1]):
-        if target[v] >= 0:
-            pending[v] = True
-            for e in range(indptr[v], indptr[v + 1]):
-                pending[indices[e]] = True
-
-
 @njit(cache=True, parallel=PRANGE_ONLY)
-def lp_round(indptr, indices, ewgt, vwgt, labels, weight, cap, active_key, tie_key, pending, target, incoming,
-             starts, parallel_min, fresh):
-    """One synchronous round (decide, then apply); updates labels, weight and pending (a
-    moved vertex and its neighbours are evaluated again), returns the moves. ``incoming``
-    is all zeros on entry and on return.
+def lp_round(indptr, indices, ewgt, vwgt, labels, weight, cap, active_key, tie_key, evaluated, moved_at, rnd, target,
+             incoming, starts, parallel_min, fresh):
+    """Round ``rnd`` (decide, then apply); updates labels, weight, evaluated and moved_at (the
+    round each moved vertex last moved in), returns the moves. ``incoming`` is all zeros on
+    entry and on return.
 
     The apply costs O(moves) beyond one read of ``target``: cluster weights change by the
     moved vertices' weights (exact for integer weights, like the whole-array formulation's
@@ -159,15 +170,14 @@ def lp_round(indptr, indices, ewgt, vwgt, labels, weight, cap, active_key, tie_k
     (rgg 2^20: 10-15% of a round at one thread, all of it serial)."""
     n = indptr.shape[0] - 1
     chunks = starts.shape[0] - 1
-    threaded = n >= parallel_min
-    if threaded:
+    if n >= parallel_min:
         for c in prange(chunks):
             _decide_chunk(np.int64(c), starts, indptr, indices, ewgt, vwgt, labels, weight, cap, active_key, tie_key,
-                          pending, target, fresh)
+                          evaluated, moved_at, rnd, target, fresh)
     else:
         for c in range(chunks):
-            _decide_chunk(c, starts, indptr, indices, ewgt, vwgt, labels, weight, cap, active_key, tie_key, pending,
-                          target, fresh)
+            _decide_chunk(c, starts, indptr, indices, ewgt, vwgt, labels, weight, cap, active_key, tie_key,
+                          evaluated, moved_at, rnd, target, fresh)
     # accept in vertex order against the previous round's weights; a refused move keeps its
     # target as -2 - t so that the second pass can clear incoming[t]
     for v in range(n):
@@ -184,20 +194,14 @@ def lp_round(indptr, indices, ewgt, vwgt, labels, weight, cap, active_key, tie_k
             continue
         if t < -1:
             incoming[-2 - t] = 0.0
-            target[v] = -1
             continue
         incoming[t] = 0.0
         w = np.float64(vwgt[v])
         weight[labels[v]] -= w
         weight[t] += w
         labels[v] = t
+        moved_at[v] = rnd
         moved += 1
-    if threaded:
-        for c in prange(chunks):
-            _mark_pending_chunk(np.int64(c), starts, indptr, indices, target, pending)
-    else:
-        for c in range(chunks):
-            _mark_pending_chunk(c, starts, indptr, indices, target, pending)
     return moved
 
 
@@ -212,11 +216,13 @@ def lp_labels(indptr, indices, ewgt, vwgt, cap, active_keys, tie_keys, chunk, pa
     weight = vwgt.astype(np.float64)
     target = np.empty(n, dtype=np.int64)
     incoming = np.zeros(n, dtype=np.float64)
-    pending = np.ones(n, dtype=np.bool_)
+    stamp = np.int16 if active_keys.shape[0] < 2**15 else np.int64
+    evaluated = np.full(n, -1, dtype=stamp)     # the round of each vertex's last evaluation
+    moved_at = np.full(n, -1, dtype=stamp)      # ... and of its last move
     starts = row_chunk_starts(indptr, chunk, max_chunk_entries(chunk, n, indices.shape[0]))
     for r in range(active_keys.shape[0]):
         moved = lp_round(indptr, indices, ewgt, vwgt, labels, weight, float(cap), active_keys[r], tie_keys[r],
-                         pending, target, incoming, starts, parallel_min, r == 0)
+                         evaluated, moved_at, stamp(r), target, incoming, starts, parallel_min, r == 0)
         if moved < converged_share * n:
             break
     return labels.astype(np.int64)
