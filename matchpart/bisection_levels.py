@@ -41,10 +41,17 @@ def _items(tasks, ntasks, k, hierarchies):
 
 
 @njit(cache=True, parallel=PRANGE_ONLY)
-def recursive_bisection(indptr, indices, ewgt, vwgt, maxw, targets, eps_level, seed, tries, passes, hierarchies):
+def recursive_bisection(indptr, indices, ewgt, vwgt, maxw, targets, eps_level, seed, tries, passes, hierarchies,
+                        start_first, start_ks, max_depth):
     """Block per vertex (0..k-1, k = maxw.shape[0]) by recursive bisection, each split the
     best by (overload, cut, hierarchy) of its items. ``targets``: the blocks' target weight
-    fractions (ones for equal blocks). Host arrays as refine.state.host_arrays gives them."""
+    fractions (ones for equal blocks). Host arrays as refine.state.host_arrays gives them.
+
+    The recursion starts from the root (all k blocks) when ``start_first`` is empty, else
+    from the nodes of its tree that start_first names: vertex v in the node of the blocks
+    start_first[v] .. start_first[v] + start_ks[start_first[v]] - 1 (deep.py's frontiers).
+    It stops after ``max_depth`` levels of splits (-1: none); a vertex of a node still open
+    then gets the node's first block."""
     n = indptr.shape[0] - 1
     k = maxw.shape[0]
     key = stream_key_at(seed, _STREAM_BISECTION)
@@ -53,9 +60,14 @@ def recursive_bisection(indptr, indices, ewgt, vwgt, maxw, targets, eps_level, s
     local = np.empty(n, dtype=np.int64)
     task_of = np.full(n, -1, dtype=np.int64)   # -1 once a vertex has its block
     tasks = np.empty((k, 4), dtype=np.int64)     # lo, hi, ks, first of this level's open tasks
-    tasks[0, 0], tasks[0, 1], tasks[0, 2], tasks[0, 3] = 0, n, k, 0
-    ntasks = 1 if k > 1 and n > 0 else 0
-    while ntasks > 0:
+    if start_first.shape[0] == 0:
+        tasks[0, 0], tasks[0, 1], tasks[0, 2], tasks[0, 3] = 0, n, k, 0
+        ntasks = 1 if k > 1 and n > 0 else 0
+    else:
+        ntasks = _start_tasks(start_first, start_ks, verts, tasks, parts)
+    depth = 0
+    while ntasks > 0 and depth != max_depth:
+        depth += 1
         for t in prange(ntasks):
             for i in range(tasks[t, 0], tasks[t, 1]):
                 local[verts[i]] = i - tasks[t, 0]
@@ -109,7 +121,40 @@ def recursive_bisection(indptr, indices, ewgt, vwgt, maxw, targets, eps_level, s
             else:
                 tasks[ntasks] = children[c]
                 ntasks += 1
+    for t in range(ntasks):           # nodes left open by max_depth
+        for i in range(tasks[t, 0], tasks[t, 1]):
+            parts[verts[i]] = tasks[t, 3]
     return parts
+
+
+@njit(cache=True, internal=True)
+def _start_tasks(start_first, start_ks, verts, tasks, parts):
+    """The open tasks of the nodes that start_first names (vertices grouped by node, in
+    ascending order within each: a counting sort); a vertex of a one-block node gets that
+    block now. Returns the number of tasks."""
+    k = start_ks.shape[0]
+    count = np.zeros(k + 1, dtype=np.int64)
+    for v in range(start_first.shape[0]):
+        count[start_first[v] + 1] += 1
+    for b in range(k):
+        count[b + 1] += count[b]
+    at = count[:k].copy()
+    for v in range(start_first.shape[0]):
+        b = start_first[v]
+        verts[at[b]] = v
+        at[b] += 1
+    ntasks = 0
+    for b in range(k):
+        lo, hi = count[b], count[b + 1]
+        if hi == lo:
+            continue
+        if start_ks[b] <= 1:
+            for i in range(lo, hi):
+                parts[verts[i]] = b
+        else:
+            tasks[ntasks, 0], tasks[ntasks, 1], tasks[ntasks, 2], tasks[ntasks, 3] = lo, hi, start_ks[b], b
+            ntasks += 1
+    return ntasks
 
 
 @njit(cache=True, internal=True)

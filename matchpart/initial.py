@@ -14,6 +14,8 @@ from .metrics import block_bounds
 from .refine.fm import host_arrays, pairwise_arrays, refine_arrays
 from .refine.packing import heaviest_first, pack_decreasing
 
+_NO_START = np.empty(0, dtype=np.int64)     # recursive_bisection from the root
+
 # ---- tunables -------------------------------------------------------------------------
 # 2-way FM passes after each grown bisection are `fm_passes`; the final k-way FM over the
 # assembled partition gets this many passes: it repairs the seams that bisection cannot see
@@ -102,7 +104,7 @@ def initial_partition(graph, k, eps, *, seed=0, tries=8, fm_passes=8, hierarchie
     eps_level = (1.0 + eps) ** (1.0 / math.ceil(math.log2(k))) - 1.0
     rng = np.random.default_rng(seed)
     parts = recursive_bisection(*arrays, maxw, targets, eps_level, int(rng.integers(2**31)), int(tries),
-                                int(fm_passes), int(hierarchies))
+                                int(fm_passes), int(hierarchies), _NO_START, _NO_START, -1)
     dense = arrays[1].shape[0] > DENSE_MIN_DEGREE * n
     if dense:
         key = _polish(arrays, parts, maxw, rng, DENSE_KWAY_PASSES if fm_passes else 0, 0, DENSE_STALL_MOVES)

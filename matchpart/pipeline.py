@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from . import backend as _backend
-from . import locality, metrics, relabel
+from . import deep, locality, metrics, relabel
 from . import objective as _objective
 from .coarsen import cluster_mapping, coarsen, level_summaries
 from .coarsen.hierarchy import clusters_from_start
@@ -112,24 +112,36 @@ def _vcycle(graph, k, eps, lmax, *, matcher, rating, seed, preset, coarsening, t
     clusterer = cluster_mapping if coarsening == "cluster" else None
     say = progress or (lambda step: None)
     say(f"coarsening {graph.n} vertices")
+    # deep (deep.py): coarsen as for two blocks and let the levels split their blocks on the way up;
+    # the connected-blocks and volume steps work on the k blocks of every level, so they run flat
+    run_deep = not contiguous and volume is None and deep.applies(graph, k, coarsening, cluster_fallback)
     t0 = time.perf_counter()
     levels = coarsen(graph, matcher=matcher, rating=rating, seed=seed,
-                     coarsen_to=preset.coarsen_to(k), clusterer=clusterer, cluster_fallback=cluster_fallback)
+                     coarsen_to=preset.coarsen_to(2 if run_deep else k), clusterer=clusterer,
+                     cluster_fallback=cluster_fallback)
     be.synchronize()
     t1 = time.perf_counter()
     coarsest = levels[-1].graph
-    say(f"initial partitioning of {coarsest.n} vertices ({len(levels) - 1} levels)")
-    parts = initial_partition(coarsest.to("cpu"), k, eps, seed=seed, tries=preset.initial_tries,
-                              fm_passes=preset.initial_fm_passes, hierarchies=preset.initial_hierarchies,
-                              pairwise_rounds=preset.initial_pairwise_rounds, target_weights=target_weights)
-    parts = be.to_device(np.asarray(parts, dtype=np.int64))
+    grow = None
+    if run_deep:
+        say(f"deep multilevel from {coarsest.n} vertices ({len(levels) - 1} levels)")
+        parts = None
+        grow = deep.Grower(k, eps, metrics.block_bounds(graph.total_vwgt, k, eps, target_weights), target_weights,
+                           preset, seed, len(levels) - 1)
+    else:
+        say(f"initial partitioning of {coarsest.n} vertices ({len(levels) - 1} levels)")
+        parts = initial_partition(coarsest.to("cpu"), k, eps, seed=seed, tries=preset.initial_tries,
+                                  fm_passes=preset.initial_fm_passes, hierarchies=preset.initial_hierarchies,
+                                  pairwise_rounds=preset.initial_pairwise_rounds, target_weights=target_weights)
+        parts = be.to_device(np.asarray(parts, dtype=np.int64))
     t2 = time.perf_counter()
-    parts, cut = uncoarsen(levels, parts, k, lmax, preset, seed, say, contiguous, volume)
+    parts, cut = uncoarsen(levels, parts, k, lmax, preset, seed, say, contiguous, volume, grow)
     be.synchronize()
     t3 = time.perf_counter()
+    splitting = 0.0 if grow is None else grow.seconds    # a deep run's initial partitioning
     timings["coarsening"] += t1 - t0
-    timings["initial"] += t2 - t1
-    timings["refinement"] += t3 - t2
+    timings["initial"] += t2 - t1 + splitting
+    timings["refinement"] += t3 - t2 - splitting
     return parts, level_summaries(levels), cut
 
 

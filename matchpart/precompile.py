@@ -63,6 +63,7 @@ def _steps(tmp):
         ("partition rgg renumbered breadth-first, one thread (the queue)",
          lambda: _with_small_relabel(lambda: partition("rgg:3000", 8, device="cpu", threads=1))),
         ("partition cluster coarsening", lambda: partition(small, 8, coarsening="cluster", device="cpu")),
+        ("partition deep multilevel (many blocks)", lambda: partition("rgg:3000", 130, device="cpu")),
         ("partition objtype=vol", lambda: partition(small, 8, objtype="vol", device="cpu")),
         ("partition vertex weights, METIS file", cli(str(metis_file), "8")),
         ("partition two weights per vertex (ncon = 2), METIS file", cli(str(ncon_file), "8")),

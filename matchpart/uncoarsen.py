@@ -115,13 +115,16 @@ def localized_stall(preset, graph=None, finest=None, k=1):
     return 0
 
 
-def uncoarsen(levels, parts, k, lmax, preset, seed, say=None, contiguous=False, volume=None):
+def uncoarsen(levels, parts, k, lmax, preset, seed, say=None, contiguous=False, volume=None, grow=None):
     """Refine the coarsest level's partition ``parts``, then project it level by level to the
     finest, refining the levels that refined_levels picks; returns (parts, cut or None).
     ``contiguous``: after each refined level's refiners, make its blocks connected
     (refine.contiguity): a block split on a coarse level is mended where moving a piece is
     cheap, and the finer levels' refiners then repair its balance and cut. ``volume``: an
     objective.Volume to minimise the communication volume (volume FM after the cut refiners).
+    ``grow``: a deep run's hook (deep.Grower): on each level, before its refiners, it may split
+    the blocks further and names the level's blocks and bounds (``parts`` is then None: the
+    hook partitions the coarsest level); the finest level's are the k blocks and ``lmax``.
 
     A projection keeps the cut (contraction sums the weights of the edges it merges) and
     maps boundary flags along with the blocks (a fine vertex on the boundary belongs to a
@@ -143,18 +146,24 @@ def uncoarsen(levels, parts, k, lmax, preset, seed, say=None, contiguous=False, 
     if preset.fm_passes and not levels[0].graph.backend.is_gpu and k > 2 \
             and finest_n >= parallel_fm.PARALLEL_FM_MIN_VERTICES:
         workspace = parallel_fm.new_workspace(finest_n)     # FM's scratch for every level
+    level_k, level_lmax = k, lmax
     for i in range(depth, -1, -1):
         if i < depth:
             mapping = levels[i].mapping
             parts = parts[mapping]                # a fine vertex joins its coarse vertex's block
             boundary = None if boundary is None else boundary[mapping]
+        if grow is not None:
+            parts, level_k, level_lmax, split = grow(i, levels[i].graph, parts)
+            if split:
+                boundary = None
         if refine[i]:
             if say is not None and i < depth:
                 say(f"refining level {i} ({levels[i].graph.n} vertices)")
             g = levels[i].graph
             level_preset = base_preset if i == 0 else coarse_preset
-            parts, cut, boundary = refine_level(g, parts, k, lmax, level_preset, seed + i, boundary,
-                                                 localized_stall(level_preset, g, levels[0].graph, k), workspace)
+            parts, cut, boundary = refine_level(g, parts, level_k, level_lmax, level_preset, seed + i, boundary,
+                                                 localized_stall(level_preset, g, levels[0].graph, level_k),
+                                                 workspace)
             if volume is not None:
                 boundary = _objective.refine_level(g, parts, k, lmax, sizes[i], seed + i, boundary, finest_n)
                 cut = None

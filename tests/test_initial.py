@@ -296,8 +296,9 @@ def test_recursive_bisection_items_are_the_best_of_their_hierarchies():
     arrays = host_arrays(g)
     maxw = np.full(2, metrics.max_block_weight(g.total_vwgt, 2, 0.03), dtype=np.float64)
     cuts = []
+    none = np.empty(0, dtype=np.int64)
     for hierarchies in (1, 2, 4):
-        parts = recursive_bisection(*arrays, maxw, np.ones(2), 0.03, 11, 2, 2, hierarchies)
+        parts = recursive_bisection(*arrays, maxw, np.ones(2), 0.03, 11, 2, 2, hierarchies, none, none, -1)
         assert metrics.is_balanced(g, parts, 2, 0.03)
         cuts.append(metrics.edge_cut(g, parts))
     assert cuts[0] >= cuts[1] >= cuts[2]

@@ -1,0 +1,114 @@
+"""Many blocks on clustered and power-law graphs: deep multilevel (matchpart.deep) against the
+flat pipeline, KaMinPar and METIS, in one run.
+
+    python3 benchmarks/largek.py [--cases rgg:1048576@1024,rmat:18@256] [--runs 3]
+                                 [--tools default-2,default-2-flat,fast-2,kmp2,metis]
+                                 [--write benchmarks/RESULTS.md]
+
+Instances (--cases, spec@k): rgg 2^20 at k = 1024 and 8192, R-MAT 2^18 and Barabasi-Albert
+2^18 (4 edges per new vertex) at k = 256 and 1024, eps = 0.03. Tools (interleaved per
+instance, --runs times each; medians): our presets at a thread count ("default-2" = default
+preset, 2 threads, deep where deep.applies), the same with deep multilevel off
+("default-2-flat": deep.DEEP_MIN_K raised past k), KaMinPar at 1 or 2 threads ("kmp2"), METIS
+(pymetis; once, --once). Cuts from the first run. --write replaces this benchmark's section of FILE.
+Meshes at large k (delaunay 2^20, k = 1024 and 8192; flat: deep.applies is false there) are in
+benchmarks/peers.py --large.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import matchpart  # noqa: E402
+from matchpart import deep  # noqa: E402
+from matchpart.io import save_graph  # noqa: E402
+from peers import commit, judge, kaminpar_call, load, machine, metis_call, note, ours_call, write_section  # noqa: E402
+
+CASES = "rgg:1048576@1024,rgg:1048576@8192,rmat:18@256,rmat:18@1024,ba:262144:4@256,ba:262144:4@1024"
+
+
+def maker(tool, g, path, k):
+    if tool == "metis":
+        return metis_call(g, k)
+    if tool.startswith("kmp"):
+        return kaminpar_call(path, k, int(tool[3:]))
+    flat = tool.endswith("-flat")
+    preset, threads = tool.removesuffix("-flat").rsplit("-", 1)
+    call = ours_call(g, k, preset, int(threads))
+    if not flat:
+        return call
+
+    def go():
+        keep = deep.DEEP_MIN_K
+        deep.DEEP_MIN_K = k + 1
+        try:
+            return call()
+        finally:
+            deep.DEEP_MIN_K = keep
+    return go
+
+
+def run(spec, k, tools, runs, tmp, once=()):
+    g = matchpart.generate(spec)
+    path = Path(tmp) / "graph.metis"
+    save_graph(g, path)
+    calls = {tool: maker(tool, g, path, k) for tool in tools}
+    times = {tool: [] for tool in tools}
+    first = {}
+    for r in range(runs):
+        for tool in tools:
+            if r and tool in once:
+                continue
+            t0 = time.perf_counter()
+            parts = calls[tool]()
+            times[tool].append(time.perf_counter() - t0)
+            first.setdefault(tool, parts)
+            note(f"  {spec} k={k} {tool}: {times[tool][-1]:.2f} s")
+    return g, {tool: judge(g, first[tool], k) + (statistics.median(times[tool]), times[tool]) for tool in tools}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cases", default=CASES, help="spec@k, comma-separated")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--tools", default="default-2,default-2-flat,fast-2,kmp2,metis")
+    ap.add_argument("--once", default="metis", help="tools timed in the first run only")
+    ap.add_argument("--write", default="")
+    args = ap.parse_args(argv)
+    tools = args.tools.split(",")
+    ref = "kmp2" if "kmp2" in tools else None
+    start = load()
+    matchpart.partition("rgg:5000", 200, device="cpu")      # compiled kernels loaded before the first timing
+    lines = ["| graph | k | tool | time s (runs) | cut | balanced | time / KaMinPar-2t | cut / KaMinPar-2t |",
+             "|---|---|---|---|---|---|---|---|"]
+    with tempfile.TemporaryDirectory() as tmp:
+        for case in args.cases.split(","):
+            spec, k = case.rsplit("@", 1)
+            g, res = run(spec, int(k), tools, args.runs, tmp, args.once.split(","))
+            for tool in tools:
+                cut, ok, t, ts = res[tool]
+                rt = f"{t / res[ref][2]:.2f}" if ref else "-"
+                rc = f"{cut / res[ref][0]:.3f}" if ref else "-"
+                lines.append(f"| {spec} ({g.m / 1e6:.1f}M edges) | {k} | {tool} | {t:.2f} "
+                             f"({', '.join(f'{x:.1f}' for x in ts)}) | {cut} | {'yes' if ok else 'NO'} | {rt} | {rc} |")
+                print(lines[-1], flush=True)
+    end = load()
+    body = [f"{datetime.date.today()} · commit {commit()} · {machine()} · load average {start} at the "
+            f"start, {end} at the end · `python3 benchmarks/largek.py {' '.join(argv or sys.argv[1:])}` "
+            f"(eps = 0.03, medians of {args.runs}, interleaved; {args.once or 'no tool'} once)", ""] + lines
+    print("\n".join(body))
+    if args.write:
+        write_section(args.write, "## largek (benchmarks/largek.py): deep multilevel on clustered and power-law graphs",
+                      body)
+
+
+if __name__ == "__main__":
+    main()
