@@ -9,7 +9,7 @@ Instances (--cases, spec@k): rgg 2^20 at k = 1024 and 8192, R-MAT 2^18 and Barab
 2^18 (4 edges per new vertex) at k = 256 and 1024, eps = 0.03. Tools (interleaved per
 instance, --runs times each; medians): our presets at a thread count ("default-2" = default
 preset, 2 threads, deep where deep.applies), the same with deep multilevel off
-("default-2-flat": deep.DEEP_MIN_K raised past k), KaMinPar at 1 or 2 threads ("kmp2"), METIS
+("default-2-flat": deep's thresholds raised past k), KaMinPar at 1 or 2 threads ("kmp2"), METIS
 (pymetis; once, --once). Cuts from the first run. --write replaces this benchmark's section of FILE.
 Meshes at large k (delaunay 2^20, k = 1024 and 8192; flat: deep.applies is false there) are in
 benchmarks/peers.py --large.
@@ -48,11 +48,12 @@ def maker(tool, g, path, k):
 
     def go():
         keep = deep.DEEP_MIN_K
-        deep.DEEP_MIN_K = k + 1
+        keep_dense = deep.DEEP_MIN_K_DENSE_POWER_LAW
+        deep.DEEP_MIN_K = deep.DEEP_MIN_K_DENSE_POWER_LAW = k + 1
         try:
             return call()
         finally:
-            deep.DEEP_MIN_K = keep
+            deep.DEEP_MIN_K, deep.DEEP_MIN_K_DENSE_POWER_LAW = keep, keep_dense
     return go
 
 

@@ -32,17 +32,27 @@ from .refine.state import host_arrays
 # (k = 8192: 0.75 x at 0.953 x), Watts-Strogatz 2^16 k = 128 0.75 x at 0.96 x. On
 # matching hierarchies (meshes, grids) the flat pipeline's cut stays ahead: delaunay 2^16 and
 # 2^20, k = 256-8192, 1.01-1.03 x the cut for 0.8-0.9 x the time; grid 256 x 256 k = 512 1.002 x.
-# Below 128 blocks the few splits gain little time and the seeds' noise decides (k = 32: rgg
-# 2^16 1.04 x the cut, Watts-Strogatz 0.98 x).
+# Below 128 blocks the seeds' noise decides the cut (k = 32, 4 seeds: rgg 2^16 1.04 x,
+# Watts-Strogatz 0.98 x, PGPgiantcompo 1.03 x), except on heavy-tailed graphs clustered from
+# the start, from DEEP_MIN_K_DENSE_POWER_LAW blocks on: their coarsest graphs are nearly
+# complete, and the flat pipeline's recursive bisection of 20 k such vertices is what deep
+# saves (k = 32: R-MAT 2^16 0.89 x the time at 0.998 x the cut, Barabasi-Albert 2^16 0.92 x at
+# 0.997 x, 4 seeds; R-MAT 2^20 0.87 x at 1.0004 x).
 DEEP_MIN_K = 128
+DEEP_MIN_K_DENSE_POWER_LAW = 32
 
 
 def applies(graph, k, coarsening="matching", cluster_fallback=True):
     """Whether ``partition`` runs deep on ``graph`` with k blocks (see DEEP_MIN_K)."""
     from .coarsen.hierarchy import clusters_from_start
     from .relabel import power_law
-    return k >= DEEP_MIN_K and (coarsening == "cluster" or clusters_from_start(graph, cluster_fallback)
-                                or power_law(graph))
+    if k < min(DEEP_MIN_K, DEEP_MIN_K_DENSE_POWER_LAW):
+        return False
+    clustered = coarsening == "cluster" or clusters_from_start(graph, cluster_fallback)
+    heavy = power_law(graph)
+    if clustered and heavy:
+        return k >= DEEP_MIN_K_DENSE_POWER_LAW
+    return (clustered or heavy) and k >= DEEP_MIN_K
 
 
 @dataclass(frozen=True)

@@ -109,6 +109,7 @@ def test_deep_partitions_are_balanced_use_every_block_and_cut_like_the_flat_pipe
     assert r.feasible and r.cut == metrics.edge_cut(g, r.parts)
     assert np.array_equal(np.unique(r.parts), np.arange(k))
     monkeypatch.setattr(deep, "DEEP_MIN_K", 10**9)
+    monkeypatch.setattr(deep, "DEEP_MIN_K_DENSE_POWER_LAW", 10**9)
     flat = matchpart.partition(g, k, seed=3, threads=2)
     assert r.cut <= 1.05 * flat.cut
     assert not np.array_equal(r.parts, flat.parts)
@@ -120,6 +121,10 @@ def test_deep_runs_on_clustered_and_heavy_tailed_graphs_with_many_blocks():
     assert deep.applies(rgg, k) and deep.applies(rmat, k) and not deep.applies(rgg, k - 1)
     assert not deep.applies(mesh, k) and deep.applies(mesh, k, coarsening="cluster")
     assert not deep.applies(rgg, k, cluster_fallback=False) and deep.applies(rmat, k, cluster_fallback=False)
+    # dense heavy-tailed graphs from fewer blocks on; the others wait for DEEP_MIN_K
+    few = deep.DEEP_MIN_K_DENSE_POWER_LAW
+    assert deep.applies(rmat, few) and not deep.applies(rmat, few - 1)
+    assert not deep.applies(rmat, few, cluster_fallback=False) and not deep.applies(rgg, few)
 
 
 def test_deep_partitions_keep_target_weights_and_tiny_graphs():
