@@ -145,3 +145,14 @@ def test_deep_partitions_are_the_same_for_1_to_4_threads():
     assert_same_digest_for_1_to_4_threads(partition_digest_script(
         "", '[matchpart.load_graph("rgg:4000"), float_weighted("rgg:4000"), matchpart.load_graph("rmat:11")]',
         [deep.DEEP_MIN_K + 5]))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("spec,k", [("rgg:3000", 130), ("rmat:12", 40)])
+def test_deep_partitions_on_the_gpu_are_the_cpus(spec, k):
+    # integer weights: the levels' splits run on a host copy, the refiners as the flat pipeline's
+    g = matchpart.load_graph(spec)
+    assert deep.applies(g, k)
+    cpu = matchpart.partition(g, k, seed=1, device="cpu")
+    gpu = matchpart.partition(g, k, seed=1, device="gpu")
+    assert gpu.feasible and np.array_equal(gpu.parts, cpu.parts) and gpu.cut == cpu.cut
