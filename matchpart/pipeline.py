@@ -185,7 +185,9 @@ def partition(graph, k, *, matcher="local_max", rating="expansion_star2", eps=0.
     (coarsen.hierarchy.CLUSTER_WHEN_MEAN_DEGREE) and lets clustering take over from the
     first matching level that removes few edges on others (power-law graphs;
     CLUSTER_WHEN_EDGES_KEPT); False keeps the matcher on every level; preset: "fast",
-    "default", "strong".
+    "default", "strong". With many blocks on a graph that coarsening clusters (k >= 128, or
+    k >= 32 on a heavy-tailed one clustered from the start) the run is deep multilevel
+    (deep.py: the coarsest graph is bisected and every level on the way up splits its blocks).
     target_weights: k fractions summing to 1 (METIS's tpwgts); block i is then bounded by
     (1 + eps) * ceil(t_i * W). progress: called with a short text at each step (coarsening,
     initial partitioning, each refined level), e.g. to show progress on long runs.
