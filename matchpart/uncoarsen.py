@@ -157,8 +157,9 @@ def uncoarsen(levels, parts, k, lmax, preset, seed, say=None, contiguous=False, 
             if split:
                 boundary = None
         if refine[i]:
-            if say is not None and i < depth:
-                say(f"refining level {i} ({levels[i].graph.n} vertices)")
+            if say is not None and (i < depth or grow is not None):
+                blocks = "" if grow is None else f" in {level_k} of {k} blocks"
+                say(f"refining level {i} ({levels[i].graph.n} vertices){blocks}")
             g = levels[i].graph
             level_preset = base_preset if i == 0 else coarse_preset
             parts, cut, boundary = refine_level(g, parts, level_k, level_lmax, level_preset, seed + i, boundary,

@@ -156,3 +156,13 @@ def test_deep_partitions_on_the_gpu_are_the_cpus(spec, k):
     cpu = matchpart.partition(g, k, seed=1, device="cpu")
     gpu = matchpart.partition(g, k, seed=1, device="gpu")
     assert gpu.feasible and np.array_equal(gpu.parts, cpu.parts) and gpu.cut == cpu.cut
+
+
+def test_deep_progress_names_each_levels_blocks():
+    steps = []
+    k = deep.DEEP_MIN_K + 2
+    matchpart.partition("rgg:5000", k, progress=steps.append)
+    assert steps[1].startswith("deep multilevel from ")
+    counts = [int(s.split(" in ")[1].split(" of ")[0]) for s in steps if s.startswith("refining level")]
+    assert len(counts) >= 2 and counts == sorted(counts) and counts[0] < k and counts[-1] == k
+    assert steps[-1].startswith("refining level 0 (5000 vertices) in ")
