@@ -77,11 +77,13 @@ def _check_k_eps(k, eps, n):
     return k, float(eps)
 
 
-def _packing_fallback(graph, k, lmax, preset, seed):
+def _packing_fallback(graph, k, lmax, preset, seed, parts=None):
     """A balanced start for hard bin-packing cases (few heavy vertices per block), then refined.
 
     The multilevel run can miss balance when blocks hold only a handful of heavy vertices
-    (e.g. example_weighted with k=32); see refine/packing.py.
+    (e.g. example_weighted with k=32); see refine/packing.py. The run's partition ``parts``
+    is packed first (each vertex kept in its block where it fits), then none: the heaviest
+    first, into the block of most edges or else the most room.
     """
     from .refine.packing import heaviest_first, pack_decreasing
     from .refine.state import bounds_array, host_arrays
@@ -90,16 +92,20 @@ def _packing_fallback(graph, k, lmax, preset, seed):
     tie = be.to_host(be.hash32(seed, PACKING_STREAM, be.xp.arange(graph.n))).astype(np.float64)
     order = heaviest_first(arrays[3], tie)
     none = np.full(graph.n, -1, dtype=np.int64)
+    starts = [none] if parts is None else [np.asarray(be.to_host(parts), dtype=np.int64), none]
     maxw = bounds_array(lmax, k)
     best = None
-    for use_edges in (True, False):  # connectivity-aware packing first, plain LPT second
-        packed, fits = pack_decreasing(*arrays, order, none, maxw, use_edges)
-        if not fits:
-            continue
-        parts, cut, _ = refine_level(graph, be.to_device(packed), k, lmax, preset, seed)
-        cut = metrics.edge_cut(graph, parts) if cut is None else cut
-        if best is None or cut < best[0]:
-            best = (cut, parts)
+    for preferred in starts:
+        for use_edges in (True, False):  # connectivity-aware packing first, plain LPT second
+            packed, fits = pack_decreasing(*arrays, order, preferred, maxw, use_edges)
+            if not fits:
+                continue
+            refined, cut, _ = refine_level(graph, be.to_device(packed), k, lmax, preset, seed)
+            cut = metrics.edge_cut(graph, refined) if cut is None else cut
+            if best is None or cut < best[0]:
+                best = (cut, refined)
+        if best is not None:
+            break
     return None if best is None else best[1]
 
 
@@ -313,7 +319,7 @@ def _partition(graph, k, *, matcher, rating, eps, seed, device, preset, coarseni
         if volume is not None:
             cut = None          # best[0] held volumes
         if unbalanced and metrics.infeasibility_proof(be.to_host(g.vwgt), k, lmax) is None:
-            p = _packing_fallback(g, k, lmax, pre, seed)
+            p = _packing_fallback(g, k, lmax, pre, seed, parts)
             if p is not None and balanced(g, p, k, lmax):
                 parts = p
                 cut = None

@@ -166,3 +166,55 @@ def test_deep_progress_names_each_levels_blocks():
     counts = [int(s.split(" in ")[1].split(" of ")[0]) for s in steps if s.startswith("refining level")]
     assert len(counts) >= 2 and counts == sorted(counts) and counts[0] < k and counts[-1] == k
     assert steps[-1].startswith("refining level 0 (5000 vertices) in ")
+
+
+@st.composite
+def weighted_graphs(draw):
+    """Random graphs (often disconnected, isolated vertices): unit, integer or float weights."""
+    n = draw(st.integers(2, 150))
+    p = draw(st.floats(0.0, 0.3))
+    rng = np.random.default_rng(draw(st.integers(0, 2**31 - 1)))
+    a, b = np.triu_indices(n, 1)
+    keep = rng.random(a.shape[0]) < p
+    a, b = a[keep], b[keep]
+    kind = draw(st.sampled_from(["unit", "int", "float"]))
+    if kind == "float":
+        return Graph.from_edges(a, b, rng.uniform(0.5, 3.0, a.shape[0]), n=n, vwgt=rng.uniform(0.5, 2.0, n))
+    if kind == "int":
+        return Graph.from_edges(a, b, rng.integers(1, 6, a.shape[0]), n=n, vwgt=rng.integers(1, 4, n))
+    return Graph.from_edges(a, b, np.ones(a.shape[0], dtype=np.int64), n=n)
+
+
+@settings(max_examples=40, deadline=None)
+@given(g=weighted_graphs(), k=st.integers(2, 40), seed=st.integers(0, 1000),
+       preset=st.sampled_from(["fast", "default"]))
+def test_deep_runs_on_random_graphs_are_complete_and_balanced(g, k, seed, preset):
+    # deep forced on every graph and k (coarsening="cluster", DEEP_MIN_K = 2): the result keeps
+    # the flat pipeline's contract; with unit weights a balanced partition always exists
+    k = min(k, g.n)
+    keep = deep.DEEP_MIN_K
+    deep.DEEP_MIN_K = 2
+    try:
+        r = matchpart.partition(g, k, seed=seed, preset=preset, coarsening="cluster", device="cpu")
+    finally:
+        deep.DEEP_MIN_K = keep
+    assert r.parts.shape == (g.n,) and r.parts.min() >= 0 and r.parts.max() < k
+    assert r.cut == pytest.approx(metrics.edge_cut(g, r.parts), rel=1e-9)
+    lmax = metrics.max_block_weight(g.total_vwgt, k, 0.03)
+    assert r.feasible == bool((metrics.block_weights(g, r.parts, k) <= lmax).all())
+    if np.all(np.asarray(g.vwgt) == 1):
+        assert r.feasible
+
+
+def test_the_packing_fallback_starts_from_the_runs_partition():
+    # an overloaded 2-way split of a grid (the left 20 columns of 32, 5% over Lmax): packed
+    # from it, the fallback keeps most vertices where they were, balanced
+    from matchpart.pipeline import _packing_fallback
+    from matchpart.presets import PRESETS
+    g = matchpart.load_graph("grid:32x32")
+    lmax = metrics.max_block_weight(g.total_vwgt, 2, 0.03)
+    parts = (np.arange(g.n) % 32 >= 18).astype(np.int64)
+    assert metrics.block_weights(g, parts, 2).max() > lmax
+    out = _packing_fallback(g, 2, lmax, PRESETS["default"], 0, parts)
+    assert metrics.block_weights(g, out, 2).max() <= lmax
+    assert (out == parts).mean() >= 0.9 and metrics.edge_cut(g, out) <= 2 * 32
