@@ -18,10 +18,8 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -29,8 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import matchpart  # noqa: E402
 from matchpart import deep  # noqa: E402
-from matchpart.io import save_graph  # noqa: E402
-from peers import commit, judge, kaminpar_call, load, machine, metis_call, note, ours_call, write_section  # noqa: E402
+from peers import commit, kaminpar_call, load, machine, metis_call, ours_call, write_section  # noqa: E402
+from powerlaw import run  # noqa: E402
 
 CASES = "rgg:1048576@1024,rgg:1048576@8192,rmat:18@256,rmat:18@1024,ba:262144:4@256,ba:262144:4@1024"
 
@@ -57,25 +55,6 @@ def maker(tool, g, path, k):
     return go
 
 
-def run(spec, k, tools, runs, tmp, once=()):
-    g = matchpart.generate(spec)
-    path = Path(tmp) / "graph.metis"
-    save_graph(g, path)
-    calls = {tool: maker(tool, g, path, k) for tool in tools}
-    times = {tool: [] for tool in tools}
-    first = {}
-    for r in range(runs):
-        for tool in tools:
-            if r and tool in once:
-                continue
-            t0 = time.perf_counter()
-            parts = calls[tool]()
-            times[tool].append(time.perf_counter() - t0)
-            first.setdefault(tool, parts)
-            note(f"  {spec} k={k} {tool}: {times[tool][-1]:.2f} s")
-    return g, {tool: judge(g, first[tool], k) + (statistics.median(times[tool]), times[tool]) for tool in tools}
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cases", default=CASES, help="spec@k, comma-separated")
@@ -93,7 +72,7 @@ def main(argv=None):
     with tempfile.TemporaryDirectory() as tmp:
         for case in args.cases.split(","):
             spec, k = case.rsplit("@", 1)
-            g, res = run(spec, int(k), tools, args.runs, tmp, args.once.split(","))
+            g, res = run(spec, int(k), tools, args.runs, tmp, args.once.split(","), make=maker)
             for tool in tools:
                 cut, ok, t, ts = res[tool]
                 rt = f"{t / res[ref][2]:.2f}" if ref else "-"

@@ -38,11 +38,13 @@ def maker(tool, g, path, k):
     return ours_call(g, k, preset, int(threads))
 
 
-def run(spec, k, tools, runs, tmp, once=()):
+def run(spec, k, tools, runs, tmp, once=(), make=maker):
+    """(graph, {tool: (cut, balanced, median s, [s per run])}): the tools interleaved, ``runs``
+    times each (once for those in ``once``); ``make(tool, graph, path, k)`` gives each call."""
     g = matchpart.generate(spec)
     path = Path(tmp) / "graph.metis"
     save_graph(g, path)
-    calls = {tool: maker(tool, g, path, k) for tool in tools}
+    calls = {tool: make(tool, g, path, k) for tool in tools}
     times = {tool: [] for tool in tools}
     first = {}
     for r in range(runs):
