@@ -218,3 +218,18 @@ def test_the_packing_fallback_starts_from_the_runs_partition():
     out = _packing_fallback(g, 2, lmax, PRESETS["default"], 0, parts)
     assert metrics.block_weights(g, out, 2).max() <= lmax
     assert (out == parts).mean() >= 0.9 and metrics.edge_cut(g, out) <= 2 * 32
+
+
+@pytest.mark.gpu
+def test_deep_partitions_on_the_gpu_with_float_weights_are_balanced():
+    # float sums may order differently on the device: balanced and near the CPU's cut
+    g = matchpart.load_graph("rgg:3000")
+    src = np.repeat(np.arange(g.n), np.diff(g.indptr))
+    w = np.random.default_rng(5).random(g.indices.shape[0]) + 0.5
+    w = (w + w[np.lexsort((src, g.indices))]) / 2          # symmetric
+    fg = Graph(g.indptr, g.indices, ewgt=w, vwgt=g.vwgt)
+    cpu = matchpart.partition(fg, 130, seed=1, device="cpu")
+    gpu = matchpart.partition(fg, 130, seed=1, device="gpu")
+    assert cpu.feasible and gpu.feasible
+    assert gpu.cut == pytest.approx(metrics.edge_cut(fg, gpu.parts), rel=1e-9)
+    assert gpu.cut <= 1.05 * cpu.cut
