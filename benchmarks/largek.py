@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import matchpart  # noqa: E402
 from matchpart import deep  # noqa: E402
 from peers import commit, kaminpar_call, load, machine, metis_call, ours_call, write_section  # noqa: E402
-from powerlaw import run  # noqa: E402
+from powerlaw import HEADER, run, table_rows  # noqa: E402
 
 CASES = "rgg:1048576@1024,rgg:1048576@8192,rmat:18@256,rmat:18@1024,ba:262144:4@256,ba:262144:4@1024"
 
@@ -64,22 +64,14 @@ def main(argv=None):
     ap.add_argument("--write", default="")
     args = ap.parse_args(argv)
     tools = args.tools.split(",")
-    ref = "kmp2" if "kmp2" in tools else None
     start = load()
     matchpart.partition("rgg:5000", 200, device="cpu")      # compiled kernels loaded before the first timing
-    lines = ["| graph | k | tool | time s (runs) | cut | balanced | time / KaMinPar-2t | cut / KaMinPar-2t |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = list(HEADER)
     with tempfile.TemporaryDirectory() as tmp:
         for case in args.cases.split(","):
             spec, k = case.rsplit("@", 1)
             g, res = run(spec, int(k), tools, args.runs, tmp, args.once.split(","), make=maker)
-            for tool in tools:
-                cut, ok, t, ts = res[tool]
-                rt = f"{t / res[ref][2]:.2f}" if ref else "-"
-                rc = f"{cut / res[ref][0]:.3f}" if ref else "-"
-                lines.append(f"| {spec} ({g.m / 1e6:.1f}M edges) | {k} | {tool} | {t:.2f} "
-                             f"({', '.join(f'{x:.1f}' for x in ts)}) | {cut} | {'yes' if ok else 'NO'} | {rt} | {rc} |")
-                print(lines[-1], flush=True)
+            lines += table_rows(spec, k, g, res, tools)
     end = load()
     body = [f"{datetime.date.today()} · commit {commit()} · {machine()} · load average {start} at the "
             f"start, {end} at the end · `python3 benchmarks/largek.py {' '.join(argv or sys.argv[1:])}` "

@@ -59,6 +59,24 @@ def run(spec, k, tools, runs, tmp, once=(), make=maker):
     return g, {tool: judge(g, first[tool], k) + (statistics.median(times[tool]), times[tool]) for tool in tools}
 
 
+HEADER = ("| graph | k | tool | time s (runs) | cut | balanced | time / KaMinPar-2t | cut / KaMinPar-2t |",
+          "|---|---|---|---|---|---|---|---|")
+
+
+def table_rows(spec, k, g, res, tools):
+    """One printed table row per tool of ``run``'s result, with the ratios to kmp2 when it ran."""
+    ref = "kmp2" if "kmp2" in res else None
+    rows = []
+    for tool in tools:
+        cut, ok, t, ts = res[tool]
+        rt = f"{t / res[ref][2]:.2f}" if ref else "-"
+        rc = f"{cut / res[ref][0]:.3f}" if ref else "-"
+        rows.append(f"| {spec} ({g.m / 1e6:.1f}M edges) | {k} | {tool} | {t:.2f} "
+                    f"({', '.join(f'{x:.1f}' for x in ts)}) | {cut} | {'yes' if ok else 'NO'} | {rt} | {rc} |")
+        print(rows[-1], flush=True)
+    return rows
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--specs", default="rmat:20:8,ba:1048576:8")
@@ -70,23 +88,14 @@ def main(argv=None):
     ap.add_argument("--write", default="")
     args = ap.parse_args(argv)
     tools = args.tools.split(",")
-    ref = "kmp2" if "kmp2" in tools else None
     start = load()
     matchpart.partition("rmat:12:8", 8, device="cpu")           # compiled kernels loaded before the first timing
-    lines = ["| graph | k | tool | time s (runs) | cut | balanced | time / KaMinPar-2t | cut / KaMinPar-2t |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = list(HEADER)
     with tempfile.TemporaryDirectory() as tmp:
         for spec in args.specs.split(","):
             for k in (int(x) for x in args.k.split(",")):
                 g, res = run(spec, k, tools, args.runs, tmp, args.once.split(","))
-                for tool in tools:
-                    cut, ok, t, ts = res[tool]
-                    rt = f"{t / res[ref][2]:.2f}" if ref else "-"
-                    rc = f"{cut / res[ref][0]:.3f}" if ref else "-"
-                    lines.append(f"| {spec} ({g.m / 1e6:.1f}M edges) | {k} | {tool} | {t:.2f} "
-                                 f"({', '.join(f'{x:.1f}' for x in ts)}) | {cut} | {'yes' if ok else 'NO'} "
-                                 f"| {rt} | {rc} |")
-                    print(lines[-1], flush=True)
+                lines += table_rows(spec, k, g, res, tools)
     end = load()
     body = [f"{datetime.date.today()} · commit {commit()} · {machine()} · load average {start} at the "
             f"start, {end} at the end · `python3 benchmarks/powerlaw.py {' '.join(argv or sys.argv[1:])}` "
