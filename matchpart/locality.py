@@ -6,11 +6,11 @@ stored in random order), each of those reads is a cache miss: on rgg 2^20 (k = 3
 thread) the first clustering level took 90% of the run at ~36 ns per entry. Numbered
 breadth-first, a vertex's neighbours lie in the layers before and after its own, a few
 thousand ids away: the partition itself took 0.4-0.5 x the time (5.3 s -> 2.1-2.8 s, CPU) at 0.97 x
-the cut. The renumbering cost ~1-1.5 s there at one thread then (0.35 s now, one pass), so the
-pipeline applies it only to graphs clustered from the first level (eight label-propagation
-rounds per level read every neighbour's cluster): on delaunay 2^20, coarsened by matching, the
-run went from 1.8 to 2.6 s. Graphs whose numbering already keeps most neighbours close (meshes
-from files, generated grids) keep it, and so do graphs below relabel.RELABEL_MIN_VERTICES.
+the cut. The renumbering cost ~1-1.5 s there at one thread then (0.35 s now, one pass). The
+pipeline applies it to graphs clustered from the first level (eight label-propagation rounds
+per level read every neighbour's cluster) and to graphs coarsened by matching from
+MATCHING_MIN_K blocks on (``pays``). Graphs whose numbering already keeps most neighbours close
+(meshes from files, generated grids) keep it, and so do graphs below relabel.RELABEL_MIN_VERTICES.
 
 The order is a pure function of the graph: a breadth-first search from each not yet reached
 vertex in id order (so components come by their smallest vertex), neighbours queued in row
@@ -39,6 +39,14 @@ LOCAL_WINDOW_SHARE = 32     # 128 KB of int64 per-vertex data; a random numberin
 SCATTERED_MAX_LOCAL = 0.5   # renumber when at most this share of the sampled entries is local:
                             # random orders (rgg, delaunay generators) have < 0.07, mesh files and
                             # grids most of theirs (4elt 0.99)
+# A graph coarsened by matching is renumbered from this many blocks on: there the refiners
+# and the initial partitioning, which read every neighbour's block on every level, are most of
+# the run and the renumbering's one pass (0.28 s on delaunay 2^20, 2 threads) repays itself.
+# Default preset, 2 threads, delaunay 2^20 (random ids), renumbered / as given: k = 8192
+# 0.80 x the time, k = 256 0.84 x, k = 1024 0.92 x, 2^19 k = 512 and 4096 0.91 x and 0.85 x,
+# cuts -0.5% to +0.6%; k = 32 1.10 x and k = 128 1.01 x (one pass more than the matching
+# levels save), delaunay 2^18 k = 1024 1.02 x.
+MATCHING_MIN_K = 256
 
 
 def scattered(graph, min_vertices=None) -> bool:
@@ -57,6 +65,13 @@ def scattered(graph, min_vertices=None) -> bool:
     window = min(LOCAL_WINDOW_MAX, n // LOCAL_WINDOW_SHARE)
     near = xp.abs(graph.indices[entries].astype(xp.int64) - rows[local]) <= window
     return float(near.mean().item()) <= SCATTERED_MAX_LOCAL
+
+
+def pays(graph, k, clustered) -> bool:
+    """Whether ``partition`` renumbers ``graph`` breadth-first for k blocks: a scattered graph
+    that coarsening clusters from its first level (``clustered``) or, coarsened by matching,
+    split into MATCHING_MIN_K blocks or more."""
+    return (bool(clustered) or k >= MATCHING_MIN_K) and scattered(graph)
 
 
 def bfs_relabel(graph):

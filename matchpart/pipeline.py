@@ -259,12 +259,12 @@ def _partition(graph, k, *, matcher, rating, eps, seed, device, preset, coarseni
     be = _backend.get(device)
     g = g0.to(be)
     # a power-law graph is partitioned relabelled by degree (relabel.py); a large graph without
-    # locality in its numbering breadth-first when it is clustered from the first level
-    # (locality.py; matching levels did not repay the renumbering: delaunay 2^20 1.8 -> 2.6 s)
+    # locality in its numbering breadth-first when it is clustered from the first level or has
+    # many blocks (locality.pays)
     order, volume0 = None, volume
+    clustered = coarsening == "cluster" or clusters_from_start(g, cluster_fallback)
     numbering = None if k == 1 else "by degree" if relabel.skewed(g) else \
-        "breadth-first" if (coarsening == "cluster" or clusters_from_start(g, cluster_fallback)) \
-        and locality.scattered(g) else None
+        "breadth-first" if locality.pays(g, k, clustered) else None
     if numbering is not None:
         if progress is not None:
             progress(f"numbering the vertices {numbering}")

@@ -1,8 +1,8 @@
 """Breadth-first renumbering (matchpart/locality.py): the order against a plain search (and
 networkx's distances), the compiled pass's graph against relabel.relabel, the compiled order ==
 the whole-array form (and on the GPU stand-in), the level-by-level kernel == the queue for any
-thread count, which graphs count as scattered, and
-partition() on a renumbered graph answers for the original vertices."""
+thread count, which graphs count as scattered, when partition() renumbers (clustered graphs,
+or many blocks) and that it then answers for the original vertices."""
 import collections
 
 import networkx as nx
@@ -117,6 +117,25 @@ def test_partition_of_a_scattered_clustered_graph_is_for_the_original_vertices(s
     matchpart.partition(g, 8, seed=3, progress=said.append, cluster_fallback=False)
     assert not any("breadth-first" in s for s in said)
 
+
+
+def test_matching_coarsened_graphs_are_renumbered_for_many_blocks(small_threshold, monkeypatch):
+    g = _shuffled(matchpart.generate("delaunay:3000"), seed=2)
+    assert locality.scattered(g) and 2 * g.m < 7 * g.n       # coarsened by matching
+    assert not locality.pays(g, locality.MATCHING_MIN_K - 1, False)
+    assert locality.pays(g, locality.MATCHING_MIN_K, False)
+    assert not locality.pays(locality.bfs_relabel(g)[1], 4096, True)     # numbered with locality
+    monkeypatch.setattr(locality, "MATCHING_MIN_K", 16)
+    said = []
+    r = matchpart.partition(g, 16, seed=1, progress=said.append)
+    assert any("breadth-first" in s for s in said)
+    assert r.feasible and r.cut == metrics.edge_cut(g, r.parts)
+    order, renumbered = locality.bfs_relabel(g)
+    h = matchpart.partition(renumbered, 16, seed=1)
+    assert np.array_equal(relabel.restore(h.parts, order), r.parts) and h.cut == r.cut
+    said.clear()
+    matchpart.partition(g, 15, seed=1, progress=said.append)
+    assert not any("breadth-first" in s for s in said)
 
 @pytest.mark.gpu
 def test_bfs_order_on_the_gpu_equals_the_cpu(small_threshold):
