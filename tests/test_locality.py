@@ -118,7 +118,6 @@ def test_partition_of_a_scattered_clustered_graph_is_for_the_original_vertices(s
     assert not any("breadth-first" in s for s in said)
 
 
-
 def test_matching_coarsened_graphs_are_renumbered_for_many_blocks(small_threshold, monkeypatch):
     g = _shuffled(matchpart.generate("delaunay:3000"), seed=2)
     assert locality.scattered(g) and 2 * g.m < 7 * g.n       # coarsened by matching
@@ -136,6 +135,7 @@ def test_matching_coarsened_graphs_are_renumbered_for_many_blocks(small_threshol
     said.clear()
     matchpart.partition(g, 15, seed=1, progress=said.append)
     assert not any("breadth-first" in s for s in said)
+
 
 @pytest.mark.gpu
 def test_bfs_order_on_the_gpu_equals_the_cpu(small_threshold):
