@@ -17,18 +17,15 @@ benchmarks/peers.py --large.
 from __future__ import annotations
 
 import argparse
-import datetime
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import matchpart  # noqa: E402
 from matchpart import deep  # noqa: E402
-from peers import commit, kaminpar_call, load, machine, metis_call, ours_call, write_section  # noqa: E402
-from powerlaw import HEADER, run, table_rows  # noqa: E402
+from peers import kaminpar_call, metis_call, ours_call, write_section  # noqa: E402
+from powerlaw import run_cases  # noqa: E402
 
 CASES = "rgg:1048576@1024,rgg:1048576@8192,rmat:18@256,rmat:18@1024,ba:262144:4@256,ba:262144:4@1024"
 
@@ -63,20 +60,8 @@ def main(argv=None):
     ap.add_argument("--once", default="metis", help="tools timed in the first run only")
     ap.add_argument("--write", default="")
     args = ap.parse_args(argv)
-    tools = args.tools.split(",")
-    start = load()
-    matchpart.partition("rgg:5000", 200, device="cpu")      # compiled kernels loaded before the first timing
-    lines = list(HEADER)
-    with tempfile.TemporaryDirectory() as tmp:
-        for case in args.cases.split(","):
-            spec, k = case.rsplit("@", 1)
-            g, res = run(spec, int(k), tools, args.runs, tmp, args.once.split(","), make=maker)
-            lines += table_rows(spec, k, g, res, tools)
-    end = load()
-    body = [f"{datetime.date.today()} · commit {commit()} · {machine()} · load average {start} at the "
-            f"start, {end} at the end · `python3 benchmarks/largek.py {' '.join(argv or sys.argv[1:])}` "
-            f"(eps = 0.03, medians of {args.runs}, interleaved; {args.once or 'no tool'} once)", ""] + lines
-    print("\n".join(body))
+    cases = [(spec, int(k)) for spec, k in (case.rsplit("@", 1) for case in args.cases.split(","))]
+    body = run_cases(cases, args, argv, "largek.py", ("rgg:5000", 200), make=maker)
     if args.write:
         write_section(args.write, "## largek (benchmarks/largek.py): deep multilevel on clustered and power-law graphs",
                       body)

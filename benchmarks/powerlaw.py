@@ -77,6 +77,26 @@ def table_rows(spec, k, g, res, tools):
     return rows
 
 
+def run_cases(cases, args, argv, script, warm, make=maker):
+    """The section's body for [(spec, k)], each timed by ``run`` with the arguments' tools,
+    runs and once-only tools, after one partition of ``warm`` = (generator spec, k) has loaded
+    the compiled kernels; printed as it goes. ``script``, ``argv``: the command it names."""
+    tools = args.tools.split(",")
+    start = load()
+    matchpart.partition(warm[0], warm[1], device="cpu")     # compiled kernels loaded before the first timing
+    lines = list(HEADER)
+    with tempfile.TemporaryDirectory() as tmp:
+        for spec, k in cases:
+            g, res = run(spec, k, tools, args.runs, tmp, args.once.split(","), make=make)
+            lines += table_rows(spec, k, g, res, tools)
+    end = load()
+    body = [f"{datetime.date.today()} · commit {commit()} · {machine()} · load average {start} at the "
+            f"start, {end} at the end · `python3 benchmarks/{script} {' '.join(argv or sys.argv[1:])}` "
+            f"(eps = 0.03, medians of {args.runs}, interleaved; {args.once or 'no tool'} once)", ""] + lines
+    print("\n".join(body))
+    return body
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--specs", default="rmat:20:8,ba:1048576:8")
@@ -87,20 +107,8 @@ def main(argv=None):
                                                     "a call on these graphs)")
     ap.add_argument("--write", default="")
     args = ap.parse_args(argv)
-    tools = args.tools.split(",")
-    start = load()
-    matchpart.partition("rmat:12:8", 8, device="cpu")           # compiled kernels loaded before the first timing
-    lines = list(HEADER)
-    with tempfile.TemporaryDirectory() as tmp:
-        for spec in args.specs.split(","):
-            for k in (int(x) for x in args.k.split(",")):
-                g, res = run(spec, k, tools, args.runs, tmp, args.once.split(","))
-                lines += table_rows(spec, k, g, res, tools)
-    end = load()
-    body = [f"{datetime.date.today()} · commit {commit()} · {machine()} · load average {start} at the "
-            f"start, {end} at the end · `python3 benchmarks/powerlaw.py {' '.join(argv or sys.argv[1:])}` "
-            f"(eps = 0.03, medians of {args.runs}, interleaved; {args.once or 'no tool'} once)", ""] + lines
-    print("\n".join(body))
+    cases = [(spec, int(k)) for spec in args.specs.split(",") for k in args.k.split(",")]
+    body = run_cases(cases, args, argv, "powerlaw.py", ("rmat:12:8", 8))
     if args.write:
         write_section(args.write, "## powerlaw (benchmarks/powerlaw.py): R-MAT and Barabasi-Albert 2^20", body)
 
