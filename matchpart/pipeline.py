@@ -141,7 +141,8 @@ def _vcycle(graph, k, eps, lmax, *, matcher, rating, seed, preset, coarsening, t
                                   pairwise_rounds=preset.initial_pairwise_rounds, target_weights=target_weights)
         parts = be.to_device(np.asarray(parts, dtype=np.int64))
     t2 = time.perf_counter()
-    parts, cut = uncoarsen(levels, parts, k, lmax, preset, seed, say, contiguous, volume, grow)
+    parts, cut = uncoarsen(levels, parts, k, lmax, preset if run_deep else preset.for_blocks(k), seed, say,
+                           contiguous, volume, grow)
     be.synchronize()
     t3 = time.perf_counter()
     splitting = 0.0 if grow is None else grow.seconds    # a deep run's initial partitioning
@@ -166,7 +167,8 @@ def _iterated_vcycle(graph, parts, k, lmax, *, matcher, rating, seed, preset, co
                      clusterer=clusterer, parts=parts, cluster_fallback=cluster_fallback)
     be.synchronize()
     t1 = time.perf_counter()
-    p, cut = uncoarsen(levels, levels[-1].parts, k, lmax, preset, seed, contiguous=contiguous, volume=volume)
+    p, cut = uncoarsen(levels, levels[-1].parts, k, lmax, preset.for_blocks(k), seed, contiguous=contiguous,
+                       volume=volume)
     be.synchronize()
     timings["coarsening"] += t1 - t0
     timings["refinement"] += time.perf_counter() - t1

@@ -1,7 +1,7 @@
 """Presets: the fast / default / strong configurations of the multilevel pipeline, chosen in one place."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,9 @@ class Preset:
     refine_edge_shrink: uncoarsening refines a level only when it has at most this fraction
         of the edges of the last refined finer level (1.0: every level); see
         uncoarsen.refined_levels.
+    many_blocks_k, many_blocks_jet_negative_gain, many_blocks_jet_patience: a flat run (not
+        deep multilevel) into at least many_blocks_k blocks (0: never) refines with this
+        Jet c and patience instead (``for_blocks``).
     """
 
     name: str
@@ -54,9 +57,19 @@ class Preset:
     refine_edge_shrink: float = 0.85
     jet_negative_gain: float = 0.75
     jet_min_improvement: float = 0.003
+    many_blocks_k: int = 0
+    many_blocks_jet_negative_gain: float = 0.75
+    many_blocks_jet_patience: int = 4
 
     def coarsen_to(self, k):
         return max(self.coarsen_min, self.coarsen_per_block * int(k))
+
+    def for_blocks(self, k):
+        """The preset that refines a flat run into k blocks (see many_blocks_k)."""
+        if not self.many_blocks_k or k < self.many_blocks_k:
+            return self
+        return replace(self, jet_negative_gain=self.many_blocks_jet_negative_gain,
+                       jet_patience=self.many_blocks_jet_patience)
 
 
 PRESETS = {
@@ -92,10 +105,15 @@ PRESETS = {
     #   time at k = 32 (shared graphs and four 2^16 families, one run); none at all lost 3%
     #   (heavy vertices: example_weighted k = 32 went from 6617 to 9677);
     # - FM on GPU graphs too, so that the GPU's partition is the CPU's (without it an H200 cut
-    #   delaunay 2^20 k = 32 at 18749 against the CPU's 18245).
+    #   delaunay 2^20 k = 32 at 18749 against the CPU's 18245);
+    # - from 2048 blocks on (flat runs), Jet's c = 0.75 and patience 4: with ~100 vertices per
+    #   block the larger negative-gain moves pay on meshes (2 seeds: delaunay 2^20 k = 8192
+    #   0.986 x the cut in 1.17 x the time, 2^18 k = 2048 0.987 x in 1.21 x, k = 4096 0.995 x,
+    #   grid 512^2 k = 4096 0.992 x in 0.99 x; k = 256-1024 gained 0-0.5% for 1.1-1.3 x).
     "default": Preset("default", coarsen_per_block=20, coarsen_min=160, initial_tries=4,
                       initial_fm_passes=4, jet_patience=3, fm_passes=1, cycles=1, fm_localized=False,
-                      fm_on_gpu=True, initial_hierarchies=2, initial_pairwise_rounds=1, jet_negative_gain=0.5),
+                      fm_on_gpu=True, initial_hierarchies=2, initial_pairwise_rounds=1, jet_negative_gain=0.5,
+                      many_blocks_k=2048),
     # strong: the better of two default runs, then three iterated V-cycles on it (coarsen
     # inside the blocks, refine back up), FM on the GPU too. Measured over the peers
     # instances where METIS takes >= 10 ms (process CPU, one thread, 3 seeds; cut as
@@ -111,7 +129,7 @@ PRESETS = {
     "strong": Preset("strong", coarsen_per_block=20, coarsen_min=160, initial_tries=4,
                      initial_fm_passes=4, jet_patience=3, fm_passes=1, cycles=2, vcycles=3,
                      fm_localized=False, fm_on_gpu=True, initial_hierarchies=2, initial_pairwise_rounds=1,
-                     jet_negative_gain=0.5),
+                     jet_negative_gain=0.5, many_blocks_k=2048),
 }
 
 

@@ -263,6 +263,33 @@ def test_iterated_vcycles_never_worsen_the_cut():
     check_result(g, b, 8)
 
 
+
+def test_many_blocks_refine_flat_runs_with_their_jet_settings():
+    """A flat run into many_blocks_k blocks or more refines as the preset with the
+    many-blocks Jet c and patience would; fewer blocks, and deep runs, keep the preset's own."""
+    from dataclasses import replace
+
+    from matchpart import deep
+    base = replace(PRESETS["default"], many_blocks_k=0)
+    assert PRESETS["default"].for_blocks(2047) is PRESETS["default"]
+    assert PRESETS["default"].for_blocks(2048).jet_negative_gain == PRESETS["default"].many_blocks_jet_negative_gain
+    assert PRESETS["fast"].for_blocks(10**6) is PRESETS["fast"]
+    explicit = replace(base, jet_negative_gain=base.many_blocks_jet_negative_gain,
+                       jet_patience=base.many_blocks_jet_patience)
+    assert explicit != base
+    g = matchpart.as_graph("delaunay:6000")
+    many = partition(g, 16, preset=replace(base, many_blocks_k=16), seed=3)
+    assert np.array_equal(many.parts, partition(g, 16, preset=explicit, seed=3).parts)
+    check_result(g, many, 16)
+    fewer = partition(g, 16, preset=replace(base, many_blocks_k=17), seed=3)
+    assert np.array_equal(fewer.parts, partition(g, 16, preset=base, seed=3).parts)
+    assert not np.array_equal(many.parts, fewer.parts)     # the settings reach the refiners
+    heavy = matchpart.as_graph("rmat:12")
+    assert deep.applies(heavy, 64)
+    assert np.array_equal(partition(heavy, 64, preset=replace(base, many_blocks_k=2)).parts,
+                          partition(heavy, 64, preset=base).parts)
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("preset", ["default", "strong"])
 def test_gpu_presets_give_complete_balanced_partitions(preset):

@@ -251,6 +251,7 @@ def _partition(source, k, eps, seed, rating, preset, matcher, c, root, use_fm, t
     # that kept most of the last refined level's edges, are projected through unrefined
     # (R-MAT 2^18, k = 32, P = 1: 7 levels of 1.0-3.8M entries)
     refined = refined_levels([lv[0] for lv in hierarchy], pre.refine_edge_shrink)
+    pre = pre.for_blocks(k)     # the levels are refined as a flat single-process run's
     cut = None   # of the finest level's partition, when Jet and FM tracked it
     with c.phase("refinement"):
         for depth in range(len(hierarchy) - 2, -1, -1):
