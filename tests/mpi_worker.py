@@ -265,6 +265,53 @@ def check_renumbered_scatter():
             and metrics.is_balanced(whole, res.parts, 8, 0.03))
 
 
+def check_renumbered_file():
+    # a METIS file in random order, read in parallel, is numbered breadth-first by the ranks
+    # together (renumber.py): the order of a reference made here with SciPy's searches, the
+    # same graph, fewer ghosts than own vertices, and the partition back in the input's order
+    from scipy.sparse.csgraph import shortest_path
+
+    from matchpart.distributed.renumber import MAX_SEARCHES
+    path = os.path.join(tmp, "scattered.graph")
+    g = load(path, c, renumber=True)
+    renumbered = c.size > 1
+    checks["renumbered file ids"] = bool((g.input_ids is not None) == renumbered)
+    ids = c.gatherv(g.local_input_ids(), 0)
+    whole_new = g.gather_graph(0)
+    if c.rank == 0 and renumbered:
+        whole = matchpart.load_graph(path)
+        adjacency = whole.to_scipy()
+        key = np.full((whole.n, 2), np.inf)
+        searches = 0
+        while (key[:, 0] == np.inf).any() and searches < MAX_SEARCHES:
+            root = int(np.flatnonzero(key[:, 0] == np.inf)[0])
+            dist = shortest_path(adjacency, unweighted=True, indices=root)
+            reached = np.isfinite(dist)
+            key[reached] = np.stack([np.full(reached.sum(), searches), dist[reached]], axis=1)
+            searches += 1
+        key[key[:, 0] == np.inf] = [MAX_SEARCHES, 0]
+        reference = np.lexsort((np.arange(whole.n), key[:, 1], key[:, 0]))
+        checks["renumbered file order"] = bool(np.array_equal(ids, reference))
+        from matchpart.relabel import relabel
+        same = relabel(whole, ids)
+        checks["renumbered file graph"] = all(np.array_equal(np.asarray(a), np.asarray(b)) for a, b in (
+            (same.indptr, whole_new.indptr), (same.indices, whole_new.indices), (same.ewgt, whole_new.ewgt),
+            (same.vwgt, whole_new.vwgt)))
+    ghosts = c.allreduce(int(g.ghosts.shape[0]))
+    if renumbered:
+        checks["renumbered file ghosts"] = bool(ghosts < 0.2 * g.n)
+    res = partition(path, 8, comm=c)
+    pairs = c.comm.gather((res.local_ids, res.local_parts), root=0)
+    if c.rank == 0:
+        whole = matchpart.load_graph(path)
+        back = np.empty(whole.n, dtype=np.int64)
+        for ids, local in pairs:
+            back[ids] = local
+        checks["renumbered file partition"] = bool(
+            np.array_equal(back, res.parts) and metrics.edge_cut(whole, res.parts) == res.cut
+            and metrics.is_balanced(whole, res.parts, 8, 0.03))
+
+
 def check_two_hop():
     # distributed two-hop pairs == the single-process two_hop_pairs for the same mate and
     # seed; contraction with pairs that are not edges == the single-process contraction
@@ -472,6 +519,15 @@ if c.rank == 0:
             out.append("% comment inside the vertex lines")
         out.append(ln)
     open(os.path.join(tmp, "commented.graph"), "w").write("\n".join(out) + "\n\n")
+    # two delaunay pieces and more isolated vertices than renumber.MAX_SEARCHES, in random order
+    a, b = matchpart.generate("delaunay:9000", seed=1), matchpart.generate("delaunay:3000", seed=2)
+    rows = np.concatenate([np.repeat(np.arange(a.n), np.diff(a.indptr)),
+                           a.n + np.repeat(np.arange(b.n), np.diff(b.indptr))])
+    cols = np.concatenate([a.indices, a.n + b.indices])
+    name = rng.permutation(a.n + b.n + 20)
+    up = rows < cols
+    matchpart.save_graph(Graph.from_edges(name[rows[up]], name[cols[up]], rng.integers(1, 5, up.sum()),
+                                          n=a.n + b.n + 20), os.path.join(tmp, "scattered.graph"))
     bad = open(os.path.join(shared, "4elt.graph")).read().splitlines()
     open(os.path.join(tmp, "badtoken.graph"), "w").write("\n".join(bad[:-1] + [bad[-1] + " x"]) + "\n")
     asym = bad[:]
@@ -486,7 +542,8 @@ seconds = {}
 ratios = {}
 for check in (check_matchings, check_karp_sipser_2d, check_hash_collisions, check_kernels_match_whole_array,
               check_read_and_contract, check_two_hop, check_cluster,
-              check_local_fm, check_local_fm_grouped, check_empty_ranks, check_errors) + (check_partitions, check_part_kway, check_renumbered_scatter) * do_partition:
+              check_local_fm, check_local_fm_grouped, check_empty_ranks, check_errors) + (
+        check_partitions, check_part_kway, check_renumbered_scatter, check_renumbered_file) * do_partition:
     t0 = time.perf_counter()
     check(ratios) if check is check_partitions else check()
     seconds[check.__name__] = round(time.perf_counter() - t0, 2)

@@ -13,6 +13,7 @@ from ..errors import GraphError, GraphFormatError
 from ..io import metis
 from ..io.source import COMPRESSED_SUFFIXES, plain_suffix
 from ..io.text import token_error
+from . import renumber as renumber_mod
 from .comm import as_comm
 from .dgraph import DistGraph, scatter_graph
 from .generate import generate, parallel_spec
@@ -25,8 +26,10 @@ COMPRESSED_MAGIC = (b"\x1f\x8b", b"BZh", b"\xfd7zXZ")
 
 def load(source, comm=None, renumber=False):
     """A DistGraph from a path, a generator spec, a matchpart Graph (on rank 0) or a DistGraph.
-    ``renumber``: a graph that rank 0 scatters may be numbered breadth-first first
-    (dgraph.scatter_graph); its ``input_ids`` then map back."""
+    ``renumber``: on more than one rank, a graph whose ids have no locality is numbered
+    breadth-first, by rank 0 before it scatters the graph (dgraph.scatter_graph) or, read
+    in parallel from a METIS file, by the ranks together (renumber.py); its ``input_ids``
+    then map back."""
     c = as_comm(comm)
     if isinstance(source, DistGraph):
         return source
@@ -36,7 +39,10 @@ def load(source, comm=None, renumber=False):
     with c.collectively():
         parallel = isinstance(source, (str, os.PathLike)) and _is_plain_metis(source)
     if parallel:
-        return read_metis(source, c)
+        dg = read_metis(source, c)
+        if renumber and c.size > 1 and renumber_mod.scattered(dg):
+            return renumber_mod.bfs_renumbered(dg)
+        return dg
     graph = None
     with c.collectively():
         if c.rank == 0:
