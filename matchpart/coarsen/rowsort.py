@@ -92,6 +92,19 @@ def _sort_row(cols, wgts, start, stop):
     _quicksort_pairs(cols, wgts, start, stop)
 
 
+@njit(cache=True)
+def sort_rows_distinct(indptr, cols, wgts):
+    """Sort every row of a CSR graph in place (rows of distinct columns), weights carried."""
+    tc = np.empty(RANK_SORT_MAX, dtype=cols.dtype)
+    tw = np.empty(RANK_SORT_MAX, dtype=wgts.dtype)
+    for v in range(indptr.shape[0] - 1):
+        start, stop = indptr[v], indptr[v + 1]
+        if stop - start <= RANK_SORT_MAX:
+            _rank_sort_row(cols, wgts, start, stop, tc, tw)
+        else:
+            _sort_row(cols, wgts, start, stop)
+
+
 @njit(cache=True, internal=True)
 def _insertion_sort_pairs(cols, wgts, start, stop):
     """Stable insertion sort of cols[start:stop] ascending, carrying wgts along (short ranges)."""

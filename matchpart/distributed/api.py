@@ -50,7 +50,7 @@ COARSENING_MATCHERS = ("local_max",)   # karp_sipser ignores weights: no use for
 class DistributedResult(PartitionResult):
     """PartitionResult of a distributed run (``parts`` only on rank 0, None elsewhere) plus
     ``local_parts`` (the blocks of this rank's own vertices), ``local_ids`` (their input ids:
-    a range, unless rank 0 scattered a graph it renumbered), ``bytes_sent`` (this rank's
+    a range, unless the graph was renumbered breadth-first), ``bytes_sent`` (this rank's
     bytes per phase), ``collectives`` (this rank's collective operations per phase: each
     costs a network latency) and ``ranks``."""
 
@@ -185,9 +185,10 @@ def partition(source, k, *, eps=0.03, seed=0, rating="expansion_star2", preset="
               comm=None, root=0, use_fm=True, threads=None):
     """Partition a graph on all ranks of ``comm`` (default COMM_WORLD) into ``k`` blocks of
     weight <= (1 + eps) * ceil(W / k). ``source``: a path (METIS files are read in parallel),
-    a generator spec, a Graph on rank 0, or a DistGraph. A graph that rank 0 scatters
-    (a Graph, a spec the ranks cannot generate themselves, a compressed file) is numbered
-    breadth-first first when its ids have no locality (dgraph.scatter_graph). Returns a
+    a generator spec, a Graph on rank 0, or a DistGraph. A graph whose ids have no locality
+    is numbered breadth-first first: by rank 0 when it scatters the graph (a Graph, a spec
+    the ranks cannot generate themselves, a compressed file; dgraph.scatter_graph), by the
+    ranks together when they read a METIS file (renumber.py). Returns a
     DistributedResult on every rank; ``parts`` (numpy int64, the whole partition, in the
     input's vertex order) only on ``root``.
 

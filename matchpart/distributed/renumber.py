@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import locality, relabel
-from ..coarsen.rowsort import RANK_SORT_MAX, _rank_sort_row, _sort_row
+from ..coarsen.rowsort import sort_rows_distinct
 from ..jit import njit
 from .dgraph import RENUMBER_MIN_VERTICES, DistGraph
 
@@ -92,7 +92,7 @@ def bfs_renumbered(dg) -> DistGraph:
         np.cumsum(deg, out=indptr[1:])
         deg, cols, ewgt = _rows_in_order(indptr, cols, ewgt, order)
         indptr[1:] = np.cumsum(deg)
-        _sort_rows(indptr, cols, ewgt)
+        sort_rows_distinct(indptr, cols, ewgt)
     out = DistGraph(c, vtxdist, indptr, cols, ewgt, vwgt[order])
     out.input_ids = input_ids[order]
     return out
@@ -194,15 +194,3 @@ def _rows_in_order(indptr, cols, ewgt, order):
             out_w[at] = ewgt[e]
             at += 1
     return deg, out_cols, out_w
-
-
-@njit(cache=True)
-def _sort_rows(indptr, cols, ewgt):
-    tc = np.empty(RANK_SORT_MAX, dtype=cols.dtype)
-    tw = np.empty(RANK_SORT_MAX, dtype=ewgt.dtype)
-    for v in range(indptr.shape[0] - 1):
-        s, f = indptr[v], indptr[v + 1]
-        if f - s <= RANK_SORT_MAX:
-            _rank_sort_row(cols, ewgt, s, f, tc, tw)
-        else:
-            _sort_row(cols, ewgt, s, f)
