@@ -109,7 +109,8 @@ PRESETS = {
     # - from 2048 blocks on (flat runs), Jet's c = 0.75 and patience 4: with ~100 vertices per
     #   block the larger negative-gain moves pay on meshes (2 seeds: delaunay 2^20 k = 8192
     #   0.986 x the cut in 1.17 x the time, 2^18 k = 2048 0.987 x in 1.21 x, k = 4096 0.995 x,
-    #   grid 512^2 k = 4096 0.992 x in 0.99 x; k = 256-1024 gained 0-0.5% for 1.1-1.3 x).
+    #   grid 512^2 k = 4096 0.992 x in 0.99 x; k = 256-1024 gained 0-0.5% for 1.1-1.3 x);
+    #   deep runs keep 0.5 and 3 (rgg 2^20 k = 8192, deep: 1.008 x the cut with them).
     "default": Preset("default", coarsen_per_block=20, coarsen_min=160, initial_tries=4,
                       initial_fm_passes=4, jet_patience=3, fm_passes=1, cycles=1, fm_localized=False,
                       fm_on_gpu=True, initial_hierarchies=2, initial_pairwise_rounds=1, jet_negative_gain=0.5,
