@@ -19,6 +19,7 @@ from ..coarsen.hierarchy import (CAP_FACTOR, MAX_LEVELS, MIN_SHRINK, UNMATCHED_F
 from ..graph import Graph
 from ..pipeline import PartitionResult, _check_k_eps
 from ..presets import get_preset
+from ..refine.parallel_fm import new_workspace
 from ..threads import available as available_threads
 from ..threads import check as check_threads
 from ..threads import limit
@@ -254,6 +255,7 @@ def _partition(source, k, eps, seed, rating, preset, matcher, c, root, use_fm, t
     refined = refined_levels([lv[0] for lv in hierarchy], pre.refine_edge_shrink)
     pre = pre.for_blocks(k)     # the levels are refined as a flat single-process run's
     cut = None   # of the finest level's partition, when Jet and FM tracked it
+    workspace = None   # rank-local FM's scratch, for every level
     with c.phase("refinement"):
         for depth in range(len(hierarchy) - 2, -1, -1):
             fine, cid = hierarchy[depth]
@@ -269,8 +271,10 @@ def _partition(source, k, eps, seed, rating, preset, matcher, c, root, use_fm, t
                                               negative_gain_factor=pre.jet_negative_gain,
                                               min_improvement=pre.jet_min_improvement, state=True)
             if fm_here:
+                if workspace is None:       # sized for the finest level's own vertices and ghosts
+                    workspace = new_workspace(g.n_local + g.ghosts.shape[0])
                 parts, cut = local_fm(fine, parts, k, lmax, seed=seed + depth, passes=pre.fm_passes,
-                                      localized=pre.fm_localized, cut=cut, boundary=boundary)
+                                      localized=pre.fm_localized, cut=cut, boundary=boundary, workspace=workspace)
         bw = refine.block_weights(g, parts, k)
         if (bw > lmax).any():
             parts = refine.rebalance(g, parts, k, lmax, seed=seed)

@@ -42,7 +42,7 @@ SWEEPS = 2
 GROUPED_IMBALANCE = 1.5
 
 
-def local_fm(g, parts, k, lmax, *, seed=0, passes=1, localized=False, cut=None, boundary=None):
+def local_fm(g, parts, k, lmax, *, seed=0, passes=1, localized=False, cut=None, boundary=None, workspace=None):
     """FM on the own vertices of ``g`` (in ``SWEEPS`` sweeps); returns the new parts of the
     own vertices. A partition that is not balanced is returned unchanged (the rebalancer's
     job: FM here only trades cut within each rank's share of the free room).
@@ -52,7 +52,9 @@ def local_fm(g, parts, k, lmax, *, seed=0, passes=1, localized=False, cut=None, 
     the rows for each (the single process's FM takes them from its Jet alike; delaunay
     2^20, k = 32, P = 1, profiled: FM's rounds 0.81 -> 0.38 s). With ``cut`` given, returns
     (parts, the new global cut): the old one less every rank's gains (exact: see the
-    module's text), so that the partition needs no final cut pass (0.27 s there)."""
+    module's text), so that the partition needs no final cut pass (0.27 s there).
+    ``workspace``: FM's scratch for the levels of a hierarchy (refine.fm.refine_arrays; a
+    fresh one per level and sweep cost delaunay 2^20 at P = 2 16 ms over its levels)."""
     c = g.comm
     nl = g.n_local
     parts = np.asarray(parts, dtype=np.int64).copy()
@@ -94,7 +96,8 @@ def local_fm(g, parts, k, lmax, *, seed=0, passes=1, localized=False, cut=None, 
             hint[:nl] &= boundary
         known = cut if sweep == 0 and c.size == 1 else None
         out = refine_arrays((*arrays[:3], vw), local, maxw, seed=seed + 7919 * sweep + 104729 * c.rank,
-                            passes=passes, rebalance=False, localized=localized, cut=known, boundary_hint=hint)
+                            passes=passes, rebalance=False, localized=localized, cut=known, boundary_hint=hint,
+                            workspace=workspace)
         gained += out["initial_cut"] - out["cut"]
         parts = local[:nl]
     if cut is None:
