@@ -254,15 +254,19 @@ def check_renumbered_scatter():
     checks["renumbered scatter ids"] = bool((g.input_ids is not None) == renumbered)
     if renumbered:
         checks["renumbered scatter ghosts"] = bool(g.ghosts.shape[0] < 0.2 * g.n_local)
-    res = partition(g, 8, comm=c)
+    check_in_input_order("renumbered scatter partition", partition(g, 8, comm=c), whole)
+
+
+def check_in_input_order(name, res, whole):
+    """The ranks' local parts, put back by their input ids, are res.parts (on rank 0, where
+    ``whole`` is the input graph), whose cut is exact and which is balanced (k = 8)."""
     pairs = c.comm.gather((res.local_ids, res.local_parts), root=0)
     if c.rank == 0:
         back = np.empty(whole.n, dtype=np.int64)
         for ids, local in pairs:
             back[ids] = local
-        checks["renumbered scatter partition"] = bool(
-            np.array_equal(back, res.parts) and metrics.edge_cut(whole, res.parts) == res.cut
-            and metrics.is_balanced(whole, res.parts, 8, 0.03))
+        checks[name] = bool(np.array_equal(back, res.parts) and metrics.edge_cut(whole, res.parts) == res.cut
+                            and metrics.is_balanced(whole, res.parts, 8, 0.03))
 
 
 def check_renumbered_file():
@@ -300,16 +304,8 @@ def check_renumbered_file():
     ghosts = c.allreduce(int(g.ghosts.shape[0]))
     if renumbered:
         checks["renumbered file ghosts"] = bool(ghosts < 0.2 * g.n)
-    res = partition(path, 8, comm=c)
-    pairs = c.comm.gather((res.local_ids, res.local_parts), root=0)
-    if c.rank == 0:
-        whole = matchpart.load_graph(path)
-        back = np.empty(whole.n, dtype=np.int64)
-        for ids, local in pairs:
-            back[ids] = local
-        checks["renumbered file partition"] = bool(
-            np.array_equal(back, res.parts) and metrics.edge_cut(whole, res.parts) == res.cut
-            and metrics.is_balanced(whole, res.parts, 8, 0.03))
+    check_in_input_order("renumbered file partition", partition(path, 8, comm=c),
+                         matchpart.load_graph(path) if c.rank == 0 else None)
 
 
 def check_two_hop():
