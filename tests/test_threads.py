@@ -141,6 +141,29 @@ def test_multi_constraint_refinement_is_the_same_for_one_and_two_threads(seed, n
     assert runs[0] == runs[1]
 
 
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(2, 150), p=st.floats(0.0, 0.2), chunk=st.integers(1, 40),
+       bucket=st.integers(1, 64), blocks=st.integers(0, 3), cap=st.integers(2, 8))
+def test_two_hop_pairs_are_the_same_for_one_and_two_threads_and_the_whole_array_pairs(seed, n, p, chunk, bucket,
+                                                                                      blocks, cap):
+    from matchpart.coarsen import twohop
+    from matchpart.matchers import run_matcher
+    g = _random_graph(seed, n, p)      # p near 0 leaves isolated vertices: the virtual hubs
+    mate = run_matcher("local_max", g, seed=seed).mate
+    block = np.random.default_rng(seed).integers(0, blocks, n) if blocks else None
+    runs = []
+    saved = twohop.CHUNK, twohop.BUCKET_HUBS
+    twohop.CHUNK, twohop.BUCKET_HUBS = chunk, bucket     # many chunks and buckets on tiny graphs
+    try:
+        for count in (1, 2):
+            with threads.limit(count):
+                runs.append(twohop.two_hop_pairs(g, mate, cap, seed=seed, block=block, method="kernel"))
+    finally:
+        twohop.CHUNK, twohop.BUCKET_HUBS = saved
+    assert np.array_equal(runs[0], runs[1])
+    assert np.array_equal(runs[0], twohop.two_hop_pairs(g, mate, cap, seed=seed, block=block, method="xp"))
+
 _SCRIPT = r"""
 import hashlib, json, sys, warnings
 import numpy as np

@@ -8,10 +8,12 @@ up in the same block anyway in any good partition.
 from __future__ import annotations
 
 import numpy as np
+from numba import prange
 
 from ..backend import rng as _rng
 from ..jit import njit
 from ..sorting import argsort_stable, then_by_small_key
+from ..threads import PRANGE_ONLY
 
 # Hash-RNG stream for the tie-break between equally heavy hub candidates.
 HUB_STREAM = 0x2409
@@ -40,8 +42,8 @@ def two_hop_pairs(graph, mate, max_vertex_weight, *, seed=0, block=None, method=
         method = "xp" if be.is_gpu else "kernel"
     if method == "kernel":
         blk = np.zeros(0, dtype=np.int64) if block is None else np.asarray(block, dtype=np.int64)
-        _two_hop_kernel(graph.indptr, graph.indices, graph.ewgt, graph.vwgt.astype(np.float64), mate,
-                        float(max_vertex_weight), np.uint64(_rng.stream_key(seed, HUB_STREAM)), blk)
+        _two_hop_kernel(graph.indptr, graph.indices, graph.ewgt, graph.vwgt, mate, float(max_vertex_weight),
+                        np.uint64(_rng.stream_key(seed, HUB_STREAM)), blk, CHUNK, BUCKET_HUBS)
         return mate
     if method != "xp":
         raise ValueError(f"method must be 'auto', 'kernel' or 'xp', got {method!r}")
@@ -84,34 +86,95 @@ def two_hop_pairs(graph, mate, max_vertex_weight, *, seed=0, block=None, method=
 
 
 
-@njit(cache=True)
-def _two_hop_kernel(indptr, indices, ewgt, vwgt, mate, cap, key, block):
+# Vertices per chunk of the kernel's passes over the vertices, and free vertices per chunk of
+# its passes over them, on the threads from two chunks up ...
+CHUNK = 1 << 14
+# ... and hub ids per bucket of the grouping (the hubs, real and virtual, in ranges of this
+# many ids; each bucket is sorted on its own). All fixed by the data, so the pairs are the
+# same for any number of threads. Delaunay 2^20's first level (105k free vertices), one
+# thread: 27.6 ms before, when a counting sort by hub ran over 2^20 buckets at once.
+BUCKET_HUBS = 1 << 10
+
+
+@njit(cache=True, parallel=PRANGE_ONLY)
+def _two_hop_kernel(indptr, indices, ewgt, vwgt, mate, cap, key, block, chunk, bucket_hubs):
     # the whole-array version step by step: hub = the neighbour across the first entry of
-    # maximal (weight, hash >> 1) (comparing weights is comparing their dense ranks); then
-    # the free vertices in order of (hub, weight, id): a stable sort by weight of the free
-    # vertices in id order, then a stable sort by hub (sorting.then_by_small_key); then
-    # consecutive pairs. Plain loops and argsort_stable rather than np.argsort and slice
-    # assignments, which cost seconds of compile time on the first run.
+    # maximal (weight, hash >> 1) (comparing weights is comparing their dense ranks), virtual
+    # hub n + block for an isolated vertex; then the free vertices in order of (hub, weight,
+    # id), paired consecutively within a hub. The order: the free vertices in id order are
+    # dealt to buckets of hub ranges (stable, per chunk), and each bucket sorted stably by
+    # weight, then by hub (a counting sort over its range). mate is read before any write.
     n = mate.shape[0]
     nblocks = 1
     for v in range(block.shape[0]):
         nblocks = max(nblocks, block[v] + 1)
-    virtual = n + nblocks  # hub ids n.. are virtual hubs
-    free = 0
-    for v in range(n):
-        if mate[v] < 0:
-            free += 1
+    chunks = (n + chunk - 1) // chunk
+    threaded = chunks > 1
+    first = np.zeros(chunks + 1, dtype=np.int64)      # free vertices before each chunk
+    if threaded:
+        for c in prange(chunks):
+            first[c + 1] = _count_free(np.int64(c), chunk, mate)
+    else:
+        first[1] = _count_free(0, chunk, mate)
+    for c in range(chunks):
+        first[c + 1] += first[c]
+    free = first[chunks]
     if free < 2:
         return
-    ids = np.empty(free, dtype=np.int64)     # the free vertices, increasing id
+    ids = np.empty(free, dtype=np.int64)
     hub = np.empty(free, dtype=np.int64)
-    weight = np.empty(free, dtype=np.float64)
-    i = 0
-    for v in range(n):
+    if threaded:
+        for c in prange(chunks):
+            _choose_hubs(np.int64(c), chunk, indptr, indices, ewgt, mate, key, block, first, ids, hub)
+    else:
+        _choose_hubs(0, chunk, indptr, indices, ewgt, mate, key, block, first, ids, hub)
+    buckets = (n + nblocks + bucket_hubs - 1) // bucket_hubs
+    fchunks = (free + chunk - 1) // chunk
+    at = np.zeros((fchunks, buckets), dtype=np.int64)  # per free chunk and bucket: count, then place
+    if threaded:
+        for c in prange(fchunks):
+            _count_buckets(np.int64(c), chunk, bucket_hubs, hub, at)
+    else:
+        for c in range(fchunks):
+            _count_buckets(c, chunk, bucket_hubs, hub, at)
+    start = np.zeros(buckets + 1, dtype=np.int64)
+    for b in range(buckets):
+        p = start[b]
+        for c in range(fchunks):
+            count = at[c, b]
+            at[c, b] = p
+            p += count
+        start[b + 1] = p
+    dealt = np.empty(free, dtype=np.int64)            # positions in ids, bucket by bucket, id order
+    if threaded:
+        for c in prange(fchunks):
+            _deal(np.int64(c), chunk, bucket_hubs, hub, at, dealt)
+        for b in prange(buckets):
+            _pair_bucket(np.int64(b), start, bucket_hubs, dealt, ids, hub, vwgt, cap, mate)
+    else:
+        for c in range(fchunks):
+            _deal(c, chunk, bucket_hubs, hub, at, dealt)
+        for b in range(buckets):
+            _pair_bucket(b, start, bucket_hubs, dealt, ids, hub, vwgt, cap, mate)
+
+
+@njit(cache=True, internal=True)
+def _count_free(c, chunk, mate):
+    count = 0
+    for v in range(c * chunk, min(mate.shape[0], (c + 1) * chunk)):
+        count += mate[v] < 0
+    return count
+
+
+@njit(cache=True, internal=True)
+def _choose_hubs(c, chunk, indptr, indices, ewgt, mate, key, block, first, ids, hub):
+    """ids and hubs of the free vertices of chunk c, at their places from first[c] on."""
+    n = mate.shape[0]
+    i = first[c]
+    for v in range(c * chunk, min(n, (c + 1) * chunk)):
         if mate[v] >= 0:
             continue
         ids[i] = v
-        weight[i] = vwgt[v]
         start, stop = indptr[v], indptr[v + 1]
         if start == stop:
             hub[i] = n + block[v] if block.shape[0] else n
@@ -123,16 +186,45 @@ def _two_hop_kernel(indptr, indices, ewgt, vwgt, mate, cap, key, block):
                     best, bw, bh = e, ewgt[e], h
             hub[i] = indices[best]
         i += 1
-    # positions in ids by (hub, weight, id); ties of weight stay in id order
-    cand = then_by_small_key(argsort_stable(weight), hub, virtual)
-    lo = 0
-    while lo < free:
-        hi = lo + 1
-        while hi < free and hub[cand[hi]] == hub[cand[lo]]:
-            hi += 1
-        for t in range(lo, hi - 1, 2):
-            a, b = ids[cand[t]], ids[cand[t + 1]]
-            if vwgt[a] + vwgt[b] <= cap:
-                mate[a] = b
-                mate[b] = a
-        lo = hi
+
+
+@njit(cache=True, internal=True)
+def _count_buckets(c, chunk, bucket_hubs, hub, at):
+    for i in range(c * chunk, min(hub.shape[0], (c + 1) * chunk)):
+        at[c, hub[i] // bucket_hubs] += 1
+
+
+@njit(cache=True, internal=True)
+def _deal(c, chunk, bucket_hubs, hub, at, dealt):
+    for i in range(c * chunk, min(hub.shape[0], (c + 1) * chunk)):
+        b = hub[i] // bucket_hubs
+        dealt[at[c, b]] = i
+        at[c, b] += 1
+
+
+@njit(cache=True, internal=True)
+def _pair_bucket(b, start, bucket_hubs, dealt, ids, hub, vwgt, cap, mate):
+    """Pair the free vertices of bucket b (dealt[start[b]:start[b + 1]], in id order): stably
+    by weight, then by hub, each hub's group consecutively."""
+    lo, hi = start[b], start[b + 1]
+    size = hi - lo
+    if size < 2:
+        return
+    weight = np.empty(size, dtype=np.float64)
+    for t in range(size):
+        weight[t] = vwgt[ids[dealt[lo + t]]]
+    local = np.empty(size, dtype=np.int64)
+    for t in range(size):
+        local[t] = hub[dealt[lo + t]] - b * bucket_hubs
+    order = then_by_small_key(argsort_stable(weight), local, bucket_hubs)
+    s = 0
+    while s < size:
+        e = s + 1
+        while e < size and local[order[e]] == local[order[s]]:
+            e += 1
+        for t in range(s, e - 1, 2):
+            u, w = ids[dealt[lo + order[t]]], ids[dealt[lo + order[t + 1]]]
+            if vwgt[u] + vwgt[w] <= cap:
+                mate[u] = w
+                mate[w] = u
+        s = e
