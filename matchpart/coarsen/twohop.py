@@ -29,7 +29,7 @@ def two_hop_pairs(graph, mate, max_vertex_weight, *, seed=0, block=None, method=
     left unpaired. ``block`` (optional, per vertex) gives isolated vertices one virtual hub
     per block, so with a graph holding only intra-block edges every pair stays in a block.
     Returns a new mate array (pairs need not be edges). ``method``: "kernel" (CPU, compiled,
-    one pass plus a counting sort by hub), "xp" (whole-array, any backend) or "auto"
+    on the threads, grouping by buckets of hub ids), "xp" (whole-array, any backend) or "auto"
     (kernel on the CPU); both give the same pairs.
     """
     be = graph.backend
