@@ -64,7 +64,8 @@ COARSE_MAX_DEGREE = 40.0
 STALLED_MIN_VERTICES = 50_000
 
 
-def refine_level(graph, parts, k, lmax, preset, seed, boundary=None, local_stall=None, workspace=None):
+def refine_level(graph, parts, k, lmax, preset, seed, boundary=None, local_stall=None, workspace=None,
+                 jet_workspace=None):
     """Jet (rebalancing when overweight), then k-way FM on the CPU: a few compiled calls per level.
 
     Returns (parts, cut, boundary): the cut as the refiners tracked it when it is exact
@@ -72,7 +73,8 @@ def refine_level(graph, parts, k, lmax, preset, seed, boundary=None, local_stall
     (CPU), else None. ``boundary``: such flags for the input (the coarser level's, projected).
     ``local_stall``: FM's localized rounds stop their searches after this many moves without
     a new best, 0 runs none (default: the preset's choice, see localized_stall). ``workspace``:
-    FM's scratch for the levels of a hierarchy (see refine.fm.refine_arrays), or None.
+    FM's scratch for the levels of a hierarchy (see refine.fm.refine_arrays), or None;
+    ``jet_workspace`` Jet's (refine.jet.new_workspace), which then holds the parts returned.
     Handing these on saves O(m) passes: on delaunay 2^20 each took ~20 ms on the finest level.
     """
     from .refine.fm import refine_arrays
@@ -86,7 +88,8 @@ def refine_level(graph, parts, k, lmax, preset, seed, boundary=None, local_stall
     maxw = bounds_array(lmax, k)
     parts, cut, boundary = jet_arrays(arrays, parts, maxw, seed=seed, patience=preset.jet_patience,
                                       negative_gain_factor=preset.jet_negative_gain,
-                                      min_improvement=preset.jet_min_improvement, boundary_hint=boundary)
+                                      min_improvement=preset.jet_min_improvement, boundary_hint=boundary,
+                                      workspace=jet_workspace)
     if preset.fm_passes:
         cut = refine_arrays(arrays, parts, maxw, seed=seed, passes=preset.fm_passes,   # rebalances first if needed
                             localized=stall > 0, local_stall=stall, cut=cut, boundary_hint=boundary,
@@ -130,7 +133,7 @@ def uncoarsen(levels, parts, k, lmax, preset, seed, say=None, contiguous=False, 
     maps boundary flags along with the blocks (a fine vertex on the boundary belongs to a
     coarse one on it).
     """
-    from .refine import parallel_fm
+    from .refine import jet, parallel_fm
     refine = refined_levels([lv.graph for lv in levels], preset.refine_edge_shrink)
     depth = len(levels) - 1
     finest_n = levels[0].graph.n
@@ -146,6 +149,8 @@ def uncoarsen(levels, parts, k, lmax, preset, seed, say=None, contiguous=False, 
     if preset.fm_passes and not levels[0].graph.backend.is_gpu and k > 2 \
             and finest_n >= parallel_fm.PARALLEL_FM_MIN_VERTICES:
         workspace = parallel_fm.new_workspace(finest_n)     # FM's scratch for every level
+    # ... and Jet's (delaunay 2^20, k = 32: ~10 ms a run of fresh pages on the finest level alone)
+    jet_workspace = None if levels[0].graph.backend.is_gpu else jet.new_workspace(finest_n, levels[0].graph.ewgt.dtype)
     level_k, level_lmax = k, lmax
     for i in range(depth, -1, -1):
         if i < depth:
@@ -164,7 +169,7 @@ def uncoarsen(levels, parts, k, lmax, preset, seed, say=None, contiguous=False, 
             level_preset = base_preset if i == 0 else coarse_preset
             parts, cut, boundary = refine_level(g, parts, level_k, level_lmax, level_preset, seed + i, boundary,
                                                  localized_stall(level_preset, g, levels[0].graph, level_k),
-                                                 workspace)
+                                                 workspace, jet_workspace)
             if volume is not None:
                 boundary = _objective.refine_level(g, parts, k, lmax, sizes[i], seed + i, boundary, finest_n)
                 cut = None

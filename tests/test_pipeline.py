@@ -448,9 +448,9 @@ def test_sparse_graphs_get_localized_rounds_on_every_level(monkeypatch):
     stalls = []
     real = uncoarsen.refine_level
 
-    def spy(graph, parts, k, lmax, preset, seed, boundary=None, local_stall=None, workspace=None):
+    def spy(graph, parts, k, lmax, preset, seed, boundary=None, local_stall=None, *workspaces):
         stalls.append(local_stall)
-        return real(graph, parts, k, lmax, preset, seed, boundary, local_stall, workspace)
+        return real(graph, parts, k, lmax, preset, seed, boundary, local_stall, *workspaces)
 
     monkeypatch.setattr(uncoarsen, "refine_level", spy)
     res = partition(dual, 8, seed=2)

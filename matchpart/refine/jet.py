@@ -96,30 +96,52 @@ def jet_refine(graph, parts, k, max_block_weight, *, seed=0, max_iterations=MAX_
                                     min_improvement), be)
 
 
+def new_workspace(n, ewgt_dtype):
+    """Jet's per-vertex scratch for graphs of up to n vertices (jet_nb's arrays, see there), to
+    be shared by the levels of a hierarchy: fresh pages cost more than the work on them. jet_nb
+    took 19 ms on delaunay 2^20's finest level before its first move, 10.5 of them allocating
+    sixteen arrays of n; allocated here by numpy, whose large arrays get transparent huge pages.
+    (current, best, locked, listed flags, candidate gains, boundary list, moved, verdicts,
+    destinations, their connections, own connections, rebalancing log, logged, changed,
+    changed list, rescan flags, weights to other blocks)."""
+    return (np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64), np.empty(n, dtype=np.bool_),
+            np.empty(n, dtype=np.bool_), np.empty(n, dtype=np.float64), np.empty(n, dtype=np.int64),
+            np.empty(n, dtype=np.int64), np.empty(n, dtype=np.bool_), np.empty(n, dtype=np.int64),
+            np.empty(n, dtype=ewgt_dtype), np.empty(n, dtype=ewgt_dtype), np.empty(n, dtype=np.int64),
+            np.empty(n, dtype=np.bool_), np.empty(n, dtype=np.bool_), np.empty(n, dtype=np.int64),
+            np.empty(n, dtype=np.bool_), np.empty(n, dtype=np.float64))
+
+
 def jet_arrays(arrays, parts, maxw, *, seed=0, max_iterations=MAX_ITERATIONS, patience=PATIENCE,
-               negative_gain_factor=NEGATIVE_GAIN_FACTOR, min_improvement=MIN_IMPROVEMENT, boundary_hint=None):
+               negative_gain_factor=NEGATIVE_GAIN_FACTOR, min_improvement=MIN_IMPROVEMENT, boundary_hint=None,
+               workspace=None):
     """Jet on host arrays (see fm.host_arrays) with per-block bounds maxw; parts is not modified.
 
     The pipeline's entry: no validation (the caller owns the arrays), one compiled call.
     Returns (best partition, its cut as a float, flags of a superset of its boundary): the
     next refiner starts from that cut and boundary rather than O(m) passes of its own.
     ``boundary_hint``: flags of a superset of the boundary of ``parts`` (the coarser level's,
-    projected), so the first list is built without testing every vertex.
+    projected), so the first list is built without testing every vertex. ``workspace``: a
+    new_workspace of at least n vertices and the edge weights' dtype, or None (a fresh one);
+    the partition and flags returned lie in it, valid until its next use.
     """
     indptr, indices, ewgt, vwgt = arrays
+    n = indptr.shape[0] - 1
+    if workspace is None or workspace[0].shape[0] < n or workspace[9].dtype != ewgt.dtype:
+        workspace = new_workspace(n, ewgt.dtype)
     hint = np.empty(0, dtype=np.bool_) if boundary_hint is None else boundary_hint
-    chunk, parallel_min = threads.scaled_chunk(threads.CHUNK, threads.PARALLEL_MIN_ITEMS, indptr.shape[0] - 1,
-                                               indices.shape[0])
-    return jet_nb(indptr, indices, ewgt, vwgt, parts.copy(), maxw, int(seed), int(max_iterations),
-                  int(patience), float(negative_gain_factor), float(min_improvement), hint, chunk, parallel_min)
+    chunk, parallel_min = threads.scaled_chunk(threads.CHUNK, threads.PARALLEL_MIN_ITEMS, n, indices.shape[0])
+    return jet_nb(indptr, indices, ewgt, vwgt, parts, maxw, int(seed), int(max_iterations), int(patience),
+                  float(negative_gain_factor), float(min_improvement), hint, chunk, parallel_min, workspace)
 
 
 # ---- compiled formulation (CPU) ----------------------------------------------------------------
 @njit(cache=True)
-def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience, c, min_improvement, hint,
-           chunk, parallel_min):
-    """The loop of _jet_xp as one kernel (p is changed); returns the best partition seen, its
-    cut (float; exact for integer weights) and bool flags of a superset of its boundary.
+def jet_nb(indptr, indices, ewgt, vwgt, parts, maxw, seed, max_iterations, patience, c, min_improvement, hint,
+           chunk, parallel_min, workspace):
+    """The loop of _jet_xp as one kernel (parts is not changed); returns the best partition
+    seen, its cut (float; exact for integer weights) and bool flags of a superset of its
+    boundary, both in ``workspace`` (new_workspace: the per-vertex arrays, of n or more).
     ``hint``: flags of a superset of p's boundary, or an empty array. The boundary scans run
     in chunks of ``chunk`` list entries, on threads from ``parallel_min`` entries up
     (threads.CHUNK, threads.PARALLEL_MIN_ITEMS).
@@ -129,33 +151,33 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
     Of those it recomputes only the ones flagged for a rescan (moved, unlocked, or next to a
     move); the others' destinations, connectivities and cut weight are those of their last scan.
     """
-    n = p.shape[0]
+    n = parts.shape[0]
     k = maxw.shape[0]
-    locked = np.zeros(n, dtype=np.bool_)
-    in_list = np.zeros(n, dtype=np.bool_)
-    cand_gain = np.full(n, -np.inf)          # lp_moves_nb's candidates' gains (-inf: none)
-    bnd = np.empty(n, dtype=np.int64)
-    moved = np.empty(n, dtype=np.int64)
-    keep = np.empty(n, dtype=np.bool_)       # per list entry: the chunked scans' verdicts
-    # read only for listed vertices, which every scan_boundary writes first: no fill (three n-long
-    # writes were ~5% of a fine level's Jet on delaunay 2^20)
-    dest = np.empty(n, dtype=np.int64)
-    conn_dest = np.empty(n, dtype=ewgt.dtype)
-    conn_own = np.empty(n, dtype=ewgt.dtype)
+    (p, best, locked, in_list, cand_gain, bnd, moved, keep, dest, conn_dest, conn_own, log, logged, changed,
+     changed_list, rescan, out_w) = workspace
+    p, best, locked, in_list, cand_gain, bnd = p[:n], best[:n], locked[:n], in_list[:n], cand_gain[:n], bnd[:n]
+    moved, keep, dest, conn_dest, conn_own, log = moved[:n], keep[:n], dest[:n], conn_dest[:n], conn_own[:n], log[:n]
+    logged, changed, changed_list, rescan, out_w = logged[:n], changed[:n], changed_list[:n], rescan[:n], out_w[:n]
+    for v in range(n):
+        p[v] = parts[v]
+        best[v] = parts[v]
+        locked[v] = False
+        in_list[v] = False
+        cand_gain[v] = -np.inf               # lp_moves_nb's candidates' gains (-inf: none)
+        logged[v] = False                    # vertices moved by rebalancing: log, logged
+        changed[v] = False
+        rescan[v] = True                     # see jet_passes: whose scan values are out of date
+    # keep: per list entry, the chunked scans' verdicts; dest, conn_dest, conn_own, out_w (per
+    # scanned vertex, its weight to other blocks) are read only for listed vertices, which
+    # every scan_boundary writes first
     acc = np.zeros(k, dtype=ewgt.dtype)
     touched = np.empty(k, dtype=np.int64)
     everywhere = np.ones(k, dtype=np.bool_)
-    log = np.empty(n, dtype=np.int64)        # vertices moved by rebalancing
     nlog = np.zeros(1, dtype=np.int64)
-    logged = np.zeros(n, dtype=np.bool_)
     wdeg = np.empty(0, dtype=np.float64)     # weighted degrees, summed when first needed
-    # vertices whose block changed since ``best`` was last taken: a new best copies only
-    # these (a full copy per improving iteration was O(n) each time)
-    changed = np.zeros(n, dtype=np.bool_)
-    changed_list = np.empty(n, dtype=np.int64)
+    # vertices whose block changed since ``best`` was last taken (changed, changed_list): a
+    # new best copies only these (a full copy per improving iteration was O(n) each time)
     nchanged = 0
-    rescan = np.ones(n, dtype=np.bool_)      # see jet_passes: whose scan values are out of date
-    out_w = np.empty(n, dtype=np.float64)    # per scanned vertex, its weight to other blocks
     dest_key = stream_key_at(seed, _STREAM_DEST)
     # block member lists: built when first rebalancing (many levels never do), then kept up to date
     members = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
@@ -171,7 +193,6 @@ def jet_nb(indptr, indices, ewgt, vwgt, p, maxw, seed, max_iterations, patience,
     nb = boundary_from_scratch(indptr, indices, p, bnd, in_list, hint)
     bw = host_block_weights(p, vwgt, k)
     nm = 0                                   # vertices moved (and locked) by the last iteration
-    best = p.copy()
     best_over = np.inf
     best_cut = np.inf
     stale = 0
