@@ -19,6 +19,7 @@ from ..coarsen.hierarchy import (CAP_FACTOR, MAX_LEVELS, MIN_SHRINK, UNMATCHED_F
 from ..graph import Graph
 from ..pipeline import PartitionResult, _check_k_eps
 from ..presets import get_preset
+from ..refine.jet import new_workspace as new_jet_workspace
 from ..refine.parallel_fm import new_workspace
 from ..threads import available as available_threads
 from ..threads import check as check_threads
@@ -265,7 +266,10 @@ def _partition(source, k, eps, seed, rating, preset, matcher, c, root, use_fm, t
                 continue
             fm_here = fm_finest if depth == 0 else fm_coarse
             if c.size == 1:
-                parts, cut = _refine_one_rank(fine, hierarchy[0][0], parts, k, lmax, pre, seed + depth, fm_here)
+                if workspace is None:       # the single process's scratch, for every level
+                    workspace = (new_workspace(g.n_local), new_jet_workspace(g.n_local, g.ewgt.dtype))
+                parts, cut = _refine_one_rank(fine, hierarchy[0][0], parts, k, lmax, pre, seed + depth, fm_here,
+                                              workspace)
                 continue
             parts, cut, boundary = refine.jet(fine, parts, k, lmax, seed=seed + depth, patience=pre.jet_patience,
                                               negative_gain_factor=pre.jet_negative_gain,
@@ -300,20 +304,21 @@ def _partition(source, k, eps, seed, rating, preset, matcher, c, root, use_fm, t
                              collectives=dict(c.calls), ranks=c.size)
 
 
-def _refine_one_rank(fine, finest, parts, k, lmax, pre, seed, fm_here):
+def _refine_one_rank(fine, finest, parts, k, lmax, pre, seed, fm_here, workspace):
     """One rank's level refined by the single process's refiners (uncoarsen.refine_level:
     compiled Jet with its gain cache, rebalancing and k-way FM, on the rank's threads): its
     rows are the whole level, with no ghosts, so no boundary data need travel between the
     kernels' rounds. k = 32, one thread, the distributed rounds before: delaunay 2^20
     refinement 0.57 -> 0.34 s (cut 18035 -> 17807), R-MAT 2^18 1.62 -> 1.55 s (the single
     process, which numbers R-MAT by degree first, refines it in 1.07 s). Returns (parts, cut
-    or None)."""
+    or None). ``workspace``: FM's and Jet's scratch (uncoarsen.refine_level's), for every level."""
     be = get_backend("cpu")
     level = Graph._trusted(fine.indptr, fine.adj, fine.ewgt, fine.vwgt, be)
     whole = Graph._trusted(finest.indptr, finest.adj, finest.ewgt, finest.vwgt, be)
     level_preset = pre if fm_here else replace(pre, fm_passes=0)
     parts, cut, _ = refine_level(level, np.asarray(parts, dtype=np.int64), k, lmax, level_preset, seed,
-                                 local_stall=localized_stall(level_preset, level, whole, k))
+                                 local_stall=localized_stall(level_preset, level, whole, k), workspace=workspace[0],
+                                 jet_workspace=workspace[1])
     return np.asarray(parts, dtype=np.int64), cut
 
 

@@ -106,7 +106,9 @@ def jet_rounds(g, parts, k, lmax, *, seed, patience, max_rounds, negative_gain_f
         key = (over, cut)
         is_best, stale = patience_step(key, best_key, stale, min_improvement)
         if is_best:
-            best, best_key = parts.copy(), key
+            # best differs from parts only on the own vertices moved since it was taken
+            best[since_list[:nsince]] = parts[since_list[:nsince]]
+            best_key = key
             since[since_list[:nsince]] = False
             nsince = 0
             ghosts_since = []
