@@ -73,7 +73,7 @@ def test_level_by_level_kernel_on_threads_equals_the_queue(seed, n, p, chunk, fl
     assert np.array_equal(expected[0], _reference_order(g))
     for count in (1, 2):
         with threads.limit(count):
-            got = locality._bfs_relabel_nb(*args, chunk, 0)
+            got = locality.bfs_levels(*args, chunk, 0)
             public = locality.bfs_relabel_arrays(*args)
         for a, b, c in zip(expected, got, public):
             assert np.array_equal(a, b) and np.array_equal(a, c) and a.dtype == b.dtype == c.dtype
