@@ -207,31 +207,56 @@ def _contract_serial(indptr, indices, ewgt, vwgt, mapping, nc, count, mapped, bc
     return _prefix_in_place(row_len), coarse_vertex_weights(vwgt, mapping, nc)
 
 
-@njit(cache=True, parallel=PRANGE_ONLY)
 def _contract_parallel(indptr, indices, ewgt, vwgt, mapping, nc, chunks):
-    vbounds = _balanced_bounds(indptr, chunks)
+    """The parallel bucket kernels' three calls, with their arrays allocated by numpy between
+    them (transparent huge pages, see _serial_scratch: rgg 2^20's first clustered level, 2
+    threads, 93-111 -> 70-83 ms and 22k page faults -> 1.5k; numba's allocator takes fresh
+    4 KiB pages for arrays above glibc's 32 MiB mmap threshold on every call)."""
     count = np.zeros((chunks, nc), dtype=np.int64)
     mapped = np.empty(indices.shape[0], dtype=indices.dtype)
+    vbounds, bstart, longest = _parallel_count(indptr, indices, mapping, nc, chunks, count, mapped)
+    bcol = np.empty(bstart[nc], dtype=indices.dtype)
+    bw = np.empty(bstart[nc], dtype=ewgt.dtype)
+    # slot rows for the rows too long to merge after a sort (hubs, clusters); meshes have none
+    slots = np.full((chunks, nc if longest > INSERTION_SORT_MAX else 0), -1, dtype=np.int64)
+    cbounds, cindptr = _parallel_fill_merge(indptr, ewgt, mapping, nc, chunks, vbounds, count, mapped, bstart, bcol, bw,
+                                            slots)
+    cindices = np.empty(cindptr[nc], dtype=indices.dtype)
+    cewgt = np.empty(cindptr[nc], dtype=ewgt.dtype)
+    cvwgt = _parallel_copy(chunks, cbounds, bstart, bcol, bw, cindptr, cindices, cewgt, vwgt, mapping, nc)
+    return cindptr, cindices, cewgt, cvwgt
+
+
+@njit(cache=True, parallel=PRANGE_ONLY)
+def _parallel_count(indptr, indices, mapping, nc, chunks, count, mapped):
+    vbounds = _balanced_bounds(indptr, chunks)
     for t in prange(chunks):
         _bucket_count(vbounds[t], vbounds[t + 1], indptr, indices, mapping, mapped, count[t])
     bstart = _bucket_starts(count)
-    bcol = np.empty(bstart[nc], dtype=indices.dtype)
-    bw = np.empty(bstart[nc], dtype=ewgt.dtype)
+    longest = 0
+    for c in range(nc):
+        longest = max(longest, bstart[c + 1] - bstart[c])
+    return vbounds, bstart, longest
+
+
+@njit(cache=True, parallel=PRANGE_ONLY)
+def _parallel_fill_merge(indptr, ewgt, mapping, nc, chunks, vbounds, count, mapped, bstart, bcol, bw, slots):
     for t in prange(chunks):
         _bucket_fill(vbounds[t], vbounds[t + 1], indptr, mapped, ewgt, mapping, count[t], bcol, bw)
     cbounds = _balanced_bounds(bstart, chunks)
     row_len = np.zeros(nc + 1, dtype=np.int64)
     for t in prange(chunks):
-        slot = np.full(nc, -1, dtype=np.int64)
         tc = np.empty(RANK_SORT_MAX, dtype=bcol.dtype)
         tw = np.empty(RANK_SORT_MAX, dtype=bw.dtype)
-        _merge_rows(cbounds[t], cbounds[t + 1], bstart, bcol, bw, slot, row_len, tc, tw)
-    cindptr = _prefix_in_place(row_len)
-    cindices = np.empty(cindptr[nc], dtype=indices.dtype)
-    cewgt = np.empty(cindptr[nc], dtype=ewgt.dtype)
+        _merge_rows(cbounds[t], cbounds[t + 1], bstart, bcol, bw, slots[t], row_len, tc, tw)
+    return cbounds, _prefix_in_place(row_len)
+
+
+@njit(cache=True, parallel=PRANGE_ONLY)
+def _parallel_copy(chunks, cbounds, bstart, bcol, bw, cindptr, cindices, cewgt, vwgt, mapping, nc):
     for t in prange(chunks):
         _copy_rows(cbounds[t], cbounds[t + 1], bstart, bcol, bw, cindptr, cindices, cewgt)
-    return cindptr, cindices, cewgt, coarse_vertex_weights(vwgt, mapping, nc)
+    return coarse_vertex_weights(vwgt, mapping, nc)
 
 
 @njit(cache=True, internal=True)
