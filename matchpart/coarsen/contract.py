@@ -210,8 +210,9 @@ def _contract_serial(indptr, indices, ewgt, vwgt, mapping, nc, count, mapped, bc
 def _contract_parallel(indptr, indices, ewgt, vwgt, mapping, nc, chunks):
     """The parallel bucket kernels' three calls, with their arrays allocated by numpy between
     them (transparent huge pages, see _serial_scratch: rgg 2^20's first clustered level, 2
-    threads, 93-111 -> 70-83 ms and 22k page faults -> 1.5k; numba's allocator takes fresh
-    4 KiB pages for arrays above glibc's 32 MiB mmap threshold on every call)."""
+    threads, called alone, 93-111 -> 70-83 ms and 22k page faults -> 1.5k: numba's allocator
+    takes fresh 4 KiB pages for arrays above glibc's 32 MiB mmap threshold; whole partitions
+    34k -> 12k page faults a run, no change of their time beyond the machine's noise)."""
     count = np.zeros((chunks, nc), dtype=np.int64)
     mapped = np.empty(indices.shape[0], dtype=indices.dtype)
     vbounds, bstart, longest = _parallel_count(indptr, indices, mapping, nc, chunks, count, mapped)
