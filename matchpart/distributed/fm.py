@@ -95,6 +95,11 @@ def local_fm(g, parts, k, lmax, *, seed=0, passes=1, localized=False, cut=None, 
         if sweep == 0 and boundary is not None:
             hint[:nl] &= boundary
         known = cut if sweep == 0 and c.size == 1 else None
+        if known is None and passes == 1:
+            # the local graph's cut is not known, and one pass needs none: FM reads its cut only
+            # to end a pass that gained too little of it, and the gains sum the same from any
+            # baseline (an O(m) pass per sweep and level saved)
+            known = 0.0
         out = refine_arrays((*arrays[:3], vw), local, maxw, seed=seed + 7919 * sweep + 104729 * c.rank,
                             passes=passes, rebalance=False, localized=localized, cut=known, boundary_hint=hint,
                             workspace=workspace)
