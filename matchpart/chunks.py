@@ -114,3 +114,21 @@ def kernel_list_chunks(items, count, indptr, entries, chunk, threaded):
     entries, split above max_chunk_entries: the one call of every list kernel."""
     return list_chunk_starts(items, count, indptr, chunk,
                              max_chunk_entries(chunk, indptr.shape[0] - 1, entries), threaded)
+
+
+@njit(cache=True, internal=True)
+def bucket_starts(count):
+    """A counting sort's buckets, filled by fixed chunks: count[t, b] = the items chunk t puts
+    in bucket b. Returns where each bucket starts (length buckets + 1); count[t, b] becomes
+    chunk t's first place in bucket b, after the earlier chunks' (a bucket keeps the items'
+    order, whichever thread fills a chunk)."""
+    chunks, buckets = count.shape
+    start = np.zeros(buckets + 1, dtype=np.int64)
+    for b in range(buckets):
+        at = start[b]
+        for t in range(chunks):
+            k = count[t, b]
+            count[t, b] = at
+            at += k
+        start[b + 1] = at
+    return start

@@ -97,11 +97,9 @@ def bfs_relabel_arrays(indptr, indices, ewgt):
 
 
 def bfs_levels(indptr, indices, ewgt, chunk, parallel_min):
-    """_bfs_relabel_nb with its arrays allocated by numpy, which asks for transparent huge pages
-    on arrays of 4 MiB and more (numba's allocator does not): rgg 2^20 on 2 threads, called
-    alone, 0.39 -> 0.30-0.35 s and 40k page faults -> 1k (every fresh 4 KiB page of the
-    renumbered graph was one, two threads faulting at once); inside a process's first
-    partition 321 -> 278 ms (later ones reuse freed memory either way: ~226 ms)."""
+    """_bfs_relabel_nb with its arrays from numpy, which asks for transparent huge pages on
+    arrays of 4 MiB and more (numba's allocator does not): rgg 2^20, 2 threads, a process's
+    first partition 321 -> 278 ms, 48k page faults -> 4k (later runs reuse freed memory: ~226 ms)."""
     n = indptr.shape[0] - 1
     out = (np.full(n, -1, dtype=indices.dtype), np.empty(n, dtype=np.int64), np.empty(n + 1, dtype=np.int64),
            np.empty_like(indices), np.empty_like(ewgt), np.empty(n, dtype=np.int64))
@@ -137,12 +135,11 @@ POS_PREFETCH_AHEAD = 4
 
 @njit(cache=True, parallel=PRANGE_ONLY)
 def _bfs_relabel_nb(indptr, indices, ewgt, chunk, parallel_min, pos, order, new_indptr, new_indices, new_ewgt, split):
-    """(bfs_levels allocates its arrays: pos -1, the others any values, split per place: where
-    its row's entries to unnumbered vertices start.)
-    Breadth-first search from each unvisited vertex in id order, level by level; a
+    """Breadth-first search from each unvisited vertex in id order, level by level; a
     vertex's new id is its place in the search. Returns (order, indptr, indices, ewgt) of the
     renumbered graph (rows sorted), the same for any number of threads and as _bfs_queue_nb's:
-    every write has its place fixed by the data, and only the numbering is serial."""
+    every write has its place fixed by the data, and only the numbering is serial. Arrays from
+    bfs_levels (pos all -1; split: where a place's row's entries to unnumbered vertices start)."""
     n = indptr.shape[0] - 1
     new_indptr[0] = 0
     mean_degree = indices.shape[0] / max(n, 1)

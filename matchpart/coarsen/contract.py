@@ -16,6 +16,7 @@ import numba
 import numpy as np
 from numba import prange
 
+from ..chunks import bucket_starts
 from ..graph import Graph
 from ..jit import njit
 from ..prefetch import PREFETCH_DISTANCE, prefetch
@@ -188,7 +189,7 @@ def _contract_serial(indptr, indices, ewgt, vwgt, mapping, nc, count, mapped, bc
     # coarse vertex weights); the coarse rows end up at the front of bcol and bw.
     n = indptr.shape[0] - 1
     _bucket_count(0, n, indptr, indices, mapping, mapped, count[0])
-    bstart = _bucket_starts(count)
+    bstart = bucket_starts(count)
     _bucket_fill(0, n, indptr, mapped, ewgt, mapping, count[0], bcol, bw)
     row_len = np.zeros(nc + 1, dtype=np.int64)
     _merge_rows(0, nc, bstart, bcol, bw, slot, row_len, np.empty(RANK_SORT_MAX, dtype=bcol.dtype),
@@ -233,7 +234,7 @@ def _parallel_count(indptr, indices, mapping, nc, chunks, count, mapped):
     vbounds = _balanced_bounds(indptr, chunks)
     for t in prange(chunks):
         _bucket_count(vbounds[t], vbounds[t + 1], indptr, indices, mapping, mapped, count[t])
-    bstart = _bucket_starts(count)
+    bstart = bucket_starts(count)
     longest = 0
     for c in range(nc):
         longest = max(longest, bstart[c + 1] - bstart[c])
@@ -258,23 +259,6 @@ def _parallel_copy(chunks, cbounds, bstart, bcol, bw, cindptr, cindices, cewgt, 
     for t in prange(chunks):
         _copy_rows(cbounds[t], cbounds[t + 1], bstart, bcol, bw, cindptr, cindices, cewgt)
     return coarse_vertex_weights(vwgt, mapping, nc)
-
-
-@njit(cache=True, internal=True)
-def _bucket_starts(count):
-    """Start of each coarse row's bucket (length nc + 1), from count[t, c] = entries chunk t
-    adds to row c; count[t, c] becomes chunk t's write position in row c (after the earlier
-    chunks', so the bucket keeps CSR order)."""
-    chunks, nc = count.shape
-    bstart = np.zeros(nc + 1, dtype=np.int64)
-    for c in range(nc):
-        at = bstart[c]
-        for t in range(chunks):
-            k = count[t, c]
-            count[t, c] = at
-            at += k
-        bstart[c + 1] = at
-    return bstart
 
 
 @njit(cache=True, internal=True)

@@ -11,6 +11,7 @@ import numpy as np
 from numba import prange
 
 from ..backend import rng as _rng
+from ..chunks import bucket_starts
 from ..jit import njit
 from ..sorting import argsort_stable, then_by_small_key
 from ..threads import PRANGE_ONLY
@@ -137,14 +138,7 @@ def _two_hop_kernel(indptr, indices, ewgt, vwgt, mate, cap, key, block, chunk, b
     else:
         for c in range(fchunks):
             _count_buckets(c, chunk, bucket_hubs, hub, at)
-    start = np.zeros(buckets + 1, dtype=np.int64)
-    for b in range(buckets):
-        p = start[b]
-        for c in range(fchunks):
-            count = at[c, b]
-            at[c, b] = p
-            p += count
-        start[b + 1] = p
+    start = bucket_starts(at)
     dealt = np.empty(free, dtype=np.int64)            # positions in ids, bucket by bucket, id order
     if threaded:
         for c in prange(fchunks):
