@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
+from ..chunks import bucket_starts
 from ..jit import njit
 from ..prefetch import PREFETCH_DISTANCE, prefetch
 from ..threads import PRANGE_ONLY
@@ -158,12 +159,7 @@ def contract_by_gathering_parallel(indptr, indices, ewgt, vwgt, mapping, nc, by_
             for c in range(rows[t], rows[t + 1]):
                 for s in range(bound[c], bound[c] + cindptr[c + 1] - cindptr[c]):
                     pos[t, bcol[s]] += 1
-        for d in range(nc):
-            p = cindptr[d]
-            for t in range(tchunks):
-                k = pos[t, d]
-                pos[t, d] = p
-                p += k
+        bucket_starts(pos)   # C is symmetric: column d's buckets start where row d does, at cindptr[d]
         for t in prange(tchunks):
             for c in range(rows[t], rows[t + 1]):
                 for s in range(bound[c], bound[c] + cindptr[c + 1] - cindptr[c]):
