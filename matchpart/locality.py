@@ -25,20 +25,13 @@ import numba
 import numpy as np
 from numba import prange
 
-from . import relabel
+from . import numbering, relabel
 from .coarsen.rowsort import RANK_SORT_MAX, _rank_sort_row, _sort_row
 from .graph import Graph
 from .jit import njit
 from .prefetch import PREFETCH_DISTANCE, prefetch
 from .threads import PRANGE_ONLY
 
-# Tunables
-SAMPLE_ROWS = 4096          # rows sampled (evenly spaced) to judge the numbering
-LOCAL_WINDOW_MAX = 1 << 14  # an entry is local when |u - v| <= min(this, n / LOCAL_WINDOW_SHARE):
-LOCAL_WINDOW_SHARE = 32     # 128 KB of int64 per-vertex data; a random numbering has ~2/32 local
-SCATTERED_MAX_LOCAL = 0.5   # renumber when at most this share of the sampled entries is local:
-                            # random orders (rgg, delaunay generators) have < 0.07, mesh files and
-                            # grids most of theirs (4elt 0.99)
 # A graph coarsened by matching is renumbered from this many blocks on: there the refiners
 # and the initial partitioning, which read every neighbour's block on every level, are most of
 # the run and the renumbering's one pass (0.28 s on delaunay 2^20, 2 threads) repays itself.
@@ -51,20 +44,11 @@ MATCHING_MIN_K = 256
 
 def scattered(graph, min_vertices=None) -> bool:
     """Whether ``graph`` has at least ``min_vertices`` vertices (default
-    relabel.RELABEL_MIN_VERTICES) and is numbered so that few neighbours lie close in id."""
-    n = graph.n
-    if n < (relabel.RELABEL_MIN_VERTICES if min_vertices is None else min_vertices) or graph.m == 0:
+    relabel.RELABEL_MIN_VERTICES) and is numbered so that few neighbours lie close in id
+    (numbering.scattered_ids)."""
+    if graph.n < (relabel.RELABEL_MIN_VERTICES if min_vertices is None else min_vertices):
         return False
-    be = graph.backend
-    xp = be.xp
-    rows = xp.arange(0, n, max(1, n // SAMPLE_ROWS), dtype=xp.int64)
-    start = graph.indptr[rows].astype(xp.int64)
-    entries, local = be.ranges(start, graph.indptr[rows + 1].astype(xp.int64) - start)
-    if entries.shape[0] == 0:
-        return False
-    window = min(LOCAL_WINDOW_MAX, n // LOCAL_WINDOW_SHARE)
-    near = xp.abs(graph.indices[entries].astype(xp.int64) - rows[local]) <= window
-    return float(near.mean().item()) <= SCATTERED_MAX_LOCAL
+    return numbering.scattered_ids(graph)
 
 
 def pays(graph, k, clustered) -> bool:

@@ -87,6 +87,21 @@ def test_rounds_end_once_few_vertices_move_the_same_in_both_formulations():
     assert stopped                      # the rule did end some run early
 
 
+def test_prefetching_the_labels_leaves_them_unchanged(monkeypatch):
+    # graphs below PREFETCH_MIN_VERTICES never prefetch: lower the bar so these do
+    from matchpart import numbering
+    from matchpart.coarsen import cluster
+    for spec in ("rmat:12", "ba:4000:4"):
+        g = load_graph(spec)
+        assert numbering.scattered_ids(g)
+        cap = max_coarse_vertex_weight(g, 40)
+        plain = cluster_labels(g, cap, seed=3, method="kernel")
+        monkeypatch.setattr(cluster, "PREFETCH_MIN_VERTICES", 0)
+        assert np.array_equal(cluster_labels(g, cap, seed=3, method="kernel"), plain)
+        assert np.array_equal(cluster_labels(g, cap, seed=3, method="xp"), plain)
+        monkeypatch.undo()
+
+
 @settings(max_examples=25, deadline=None)
 @given(g=graphs(max_n=90), seed=st.integers(0, 10**6), cap=st.integers(2, 40), chunk=st.integers(1, 20))
 def test_labels_do_not_depend_on_the_threads(g, seed, cap, chunk):

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import threads
+from .. import numbering, threads
 from ..backend import rng as _rng
 from .cluster_host import group_leaves, pair_labels
 from .contract import mapping_from_labels, sum_by_index
-from .lp_cluster import lp_labels
+from .lp_cluster import PREFETCH_MIN_VERTICES, lp_labels
 from .twohop import two_hop_pairs
 
 # Label propagation rounds per level; KaMinPar uses 5 iterations, half the vertices are
@@ -68,7 +68,8 @@ def cluster_labels(graph, cap, *, seed=0, rounds=ROUNDS, method="auto", converge
                                                    graph.indices.shape[0])
         return lp_labels(graph.indptr, graph.indices, graph.ewgt, graph.vwgt, float(cap),
                          _rng.stream_keys(seed, ACTIVE_STREAM, rounds), _rng.stream_keys(seed, TIE_STREAM, rounds),
-                         chunk, parallel_min, float(converged_share))
+                         chunk, parallel_min, float(converged_share),
+                         n >= PREFETCH_MIN_VERTICES and numbering.scattered_ids(graph))
     return _labels_xp(graph, cap, seed, rounds, converged_share)
 
 

@@ -31,6 +31,13 @@ from ..jit import njit
 from ..prefetch import PREFETCH_DISTANCE, prefetch
 from ..threads import PRANGE_ONLY
 
+# The rounds prefetch the neighbours' labels on graphs of this many vertices or more whose
+# numbering is scattered (numbering.scattered_ids): where the labels (int32) and cluster
+# weights outgrow a core's cache and neighbours lie anywhere. Elsewhere the prefetches are
+# only instructions: a level's rounds, 2 threads, interleaved, without / with them: R-MAT
+# 2^16 (scattered, 65k vertices) 0.83 x, rgg 2^20 numbered breadth-first 0.94 x;
+# Barabasi-Albert 2^20's second level (scattered, 274k) 1.12 x and its first 1.4 x.
+PREFETCH_MIN_VERTICES = 1 << 17
 # Multiplier of the chunk tables' hash of a cluster label (Knuth's 2^64 / golden ratio).
 _TABLE_MIX = np.uint64(0x9E3779B97F4A7C15)
 
@@ -49,10 +56,10 @@ def _table_size(c, starts, indptr):
 
 @njit(cache=True, internal=True)
 def _decide_chunk(c, starts, indptr, indices, ewgt, vwgt, labels, weight, cap, active_key, tie_key, evaluated,
-                  moved_at, rnd, target, fresh):
+                  moved_at, rnd, target, fresh, prefetching):
     """target[v] = the cluster vertex v of chunk c moves to (-1: stays), for the active
     vertices that are pending (_pending); evaluated[v] = rnd for those. ``fresh``: every
-    cluster is still its own vertex (the first round)."""
+    cluster is still its own vertex (the first round); ``prefetching``: see PREFETCH_MIN_VERTICES."""
     n = indptr.shape[0] - 1
     size = _table_size(c, starts, indptr)
     keys = np.full(size, -1, dtype=np.int64)
@@ -76,7 +83,7 @@ def _decide_chunk(c, starts, indptr, indices, ewgt, vwgt, labels, weight, cap, a
         mask = np.uint64(vsize - 1)
         nused = 0
         for e in range(indptr[v], indptr[v + 1]):
-            if e < last:   # the label of a neighbour a few entries on: a cache miss on large graphs
+            if prefetching and e < last:   # the label of a neighbour a few entries on: a cache miss
                 prefetch(labels, indices[e + PREFETCH_DISTANCE])
             lab = labels[indices[e]]
             s = (np.uint64(lab) * _TABLE_MIX) >> np.uint64(32) & mask
@@ -159,7 +166,7 @@ def _singleton_choice(v, indptr, indices, ewgt, weight, wv, cap, tie_key, n):
 
 @njit(cache=True, parallel=PRANGE_ONLY)
 def lp_round(indptr, indices, ewgt, vwgt, labels, weight, cap, active_key, tie_key, evaluated, moved_at, rnd, target,
-             incoming, starts, parallel_min, fresh):
+             incoming, starts, parallel_min, fresh, prefetching):
     """Round ``rnd`` (decide, then apply); updates labels, weight, evaluated and moved_at (the
     round each moved vertex last moved in), returns the moves. ``incoming`` is all zeros on
     entry and on return.
@@ -173,11 +180,11 @@ def lp_round(indptr, indices, ewgt, vwgt, labels, weight, cap, active_key, tie_k
     if n >= parallel_min:
         for c in prange(chunks):
             _decide_chunk(np.int64(c), starts, indptr, indices, ewgt, vwgt, labels, weight, cap, active_key, tie_key,
-                          evaluated, moved_at, rnd, target, fresh)
+                          evaluated, moved_at, rnd, target, fresh, prefetching)
     else:
         for c in range(chunks):
             _decide_chunk(c, starts, indptr, indices, ewgt, vwgt, labels, weight, cap, active_key, tie_key,
-                          evaluated, moved_at, rnd, target, fresh)
+                          evaluated, moved_at, rnd, target, fresh, prefetching)
     # accept in vertex order against the previous round's weights; a refused move keeps its
     # target as -2 - t so that the second pass can clear incoming[t]
     for v in range(n):
@@ -205,9 +212,11 @@ def lp_round(indptr, indices, ewgt, vwgt, labels, weight, cap, active_key, tie_k
     return moved
 
 
-def lp_labels(indptr, indices, ewgt, vwgt, cap, active_keys, tie_keys, chunk, parallel_min, converged_share):
+def lp_labels(indptr, indices, ewgt, vwgt, cap, active_keys, tie_keys, chunk, parallel_min, converged_share,
+              prefetching=True):
     """Labels after len(active_keys) rounds (keys: numpy uint64, one per round, from rng), or
-    after the first round that moves fewer than converged_share x n vertices."""
+    after the first round that moves fewer than converged_share x n vertices. ``prefetching``:
+    prefetch the neighbours' labels (PREFETCH_MIN_VERTICES); the labels do not depend on it."""
     n = indptr.shape[0] - 1
     # int32 labels (while they fit): the rounds read labels[indices[e]] at random, and half the
     # bytes stay in cache longer (Barabasi-Albert 2^20's first level, best of 11: 0.89 x the
@@ -222,7 +231,8 @@ def lp_labels(indptr, indices, ewgt, vwgt, cap, active_keys, tie_keys, chunk, pa
     starts = row_chunk_starts(indptr, chunk, max_chunk_entries(chunk, n, indices.shape[0]))
     for r in range(active_keys.shape[0]):
         moved = lp_round(indptr, indices, ewgt, vwgt, labels, weight, float(cap), active_keys[r], tie_keys[r],
-                         evaluated, moved_at, stamp(r), target, incoming, starts, parallel_min, r == 0)
+                         evaluated, moved_at, stamp(r), target, incoming, starts, parallel_min, r == 0,
+                         bool(prefetching))
         if moved < converged_share * n:
             break
     return labels.astype(np.int64)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import locality, relabel
+from .. import numbering, relabel
 from ..coarsen.rowsort import sort_rows_distinct
 from ..jit import njit
 from .dgraph import RENUMBER_MIN_VERTICES, DistGraph
@@ -33,20 +33,20 @@ MAX_SEARCHES = 16
 def scattered(dg) -> bool:
     """Collective: whether ``dg`` has RENUMBER_MIN_VERTICES vertices or more, is not
     power-law (relabel.heavy_tailed: a search of a graph of small diameter puts neighbours in
-    every level) and its numbering keeps few neighbours close (locality.scattered's test on
+    every level) and its numbering keeps few neighbours close (numbering.scattered_ids' test on
     the same sample of rows, whatever the number of ranks)."""
     c = dg.comm
     degrees = np.diff(dg.indptr)
     most = c.allreduce(int(degrees.max()) if degrees.shape[0] else 0, op="max")
     if dg.n < RENUMBER_MIN_VERTICES or dg.m == 0 or relabel.heavy_tailed(most, dg.n, dg.m):
         return False
-    step = max(1, dg.n // locality.SAMPLE_ROWS)
+    step = max(1, dg.n // numbering.SAMPLE_ROWS)
     rows = np.arange(-(-dg.first // step) * step, dg.last, step, dtype=np.int64)
-    window = min(locality.LOCAL_WINDOW_MAX, dg.n // locality.LOCAL_WINDOW_SHARE)
+    window = min(numbering.LOCAL_WINDOW_MAX, dg.n // numbering.LOCAL_WINDOW_SHARE)
     near = _near_entries(rows - dg.first, rows, dg.indptr, dg.cols, window)
     counts = c.allreduce(np.array([near, int((dg.indptr[rows - dg.first + 1] - dg.indptr[rows - dg.first]).sum())],
                                   dtype=np.int64))
-    return counts[1] > 0 and counts[0] <= locality.SCATTERED_MAX_LOCAL * counts[1]
+    return counts[1] > 0 and counts[0] <= numbering.SCATTERED_MAX_LOCAL * counts[1]
 
 
 @njit(cache=True)
