@@ -308,6 +308,39 @@ def check_renumbered_file():
                          matchpart.load_graph(path) if c.rank == 0 else None)
 
 
+def check_degree_renumbered_file():
+    # a power-law METIS file read in parallel is numbered by degree on any number of ranks
+    # (renumber.degree_renumbered): the single process's degree order dealt round-robin to the
+    # ranks, the same graph, and the partition back in the input's order
+    from matchpart import relabel
+    from matchpart.distributed import renumber
+    path = os.path.join(tmp, "powerlaw.graph")
+    saved = relabel.RELABEL_MIN_VERTICES
+    relabel.RELABEL_MIN_VERTICES = 0          # the file is small; the rule is the single process's
+    try:
+        g = load(path, c, renumber=True)
+        checks["degree renumbered ids"] = bool(g.input_ids is not None and renumber.skewed(g))
+        ids = c.gatherv(g.local_input_ids(), 0)
+        whole_new = g.gather_graph(0)
+        if c.rank == 0:
+            whole = matchpart.load_graph(path)
+            order = relabel.degree_order(whole)
+            place = np.arange(whole.n)
+            sizes = [len(range(r, whole.n, c.size)) for r in range(c.size)]
+            start = np.concatenate([[0], np.cumsum(sizes)])
+            reference = np.empty(whole.n, dtype=np.int64)
+            reference[start[place % c.size] + place // c.size] = order
+            checks["degree renumbered order"] = bool(np.array_equal(ids, reference))
+            same = relabel.relabel(whole, ids)
+            checks["degree renumbered graph"] = all(np.array_equal(np.asarray(a), np.asarray(b)) for a, b in (
+                (same.indptr, whole_new.indptr), (same.indices, whole_new.indices), (same.ewgt, whole_new.ewgt),
+                (same.vwgt, whole_new.vwgt)))
+        check_in_input_order("degree renumbered partition", partition(path, 8, comm=c),
+                             matchpart.load_graph(path) if c.rank == 0 else None)
+    finally:
+        relabel.RELABEL_MIN_VERTICES = saved
+
+
 def check_two_hop():
     # distributed two-hop pairs == the single-process two_hop_pairs for the same mate and
     # seed; contraction with pairs that are not edges == the single-process contraction
@@ -524,6 +557,7 @@ if c.rank == 0:
     up = rows < cols
     matchpart.save_graph(Graph.from_edges(name[rows[up]], name[cols[up]], rng.integers(1, 5, up.sum()),
                                           n=a.n + b.n + 20), os.path.join(tmp, "scattered.graph"))
+    matchpart.save_graph(matchpart.generate("rmat:12", seed=3), os.path.join(tmp, "powerlaw.graph"))
     bad = open(os.path.join(shared, "4elt.graph")).read().splitlines()
     open(os.path.join(tmp, "badtoken.graph"), "w").write("\n".join(bad[:-1] + [bad[-1] + " x"]) + "\n")
     asym = bad[:]
@@ -539,7 +573,8 @@ ratios = {}
 for check in (check_matchings, check_karp_sipser_2d, check_hash_collisions, check_kernels_match_whole_array,
               check_read_and_contract, check_two_hop, check_cluster,
               check_local_fm, check_local_fm_grouped, check_empty_ranks, check_errors) + (
-        check_partitions, check_part_kway, check_renumbered_scatter, check_renumbered_file) * do_partition:
+        check_partitions, check_part_kway, check_renumbered_scatter, check_renumbered_file,
+        check_degree_renumbered_file) * do_partition:
     t0 = time.perf_counter()
     check(ratios) if check is check_partitions else check()
     seconds[check.__name__] = round(time.perf_counter() - t0, 2)

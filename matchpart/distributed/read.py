@@ -28,8 +28,9 @@ def load(source, comm=None, renumber=False):
     """A DistGraph from a path, a generator spec, a matchpart Graph (on rank 0) or a DistGraph.
     ``renumber``: on more than one rank, a graph whose ids have no locality is numbered
     breadth-first, by rank 0 before it scatters the graph (dgraph.scatter_graph) or, read
-    in parallel from a METIS file, by the ranks together (renumber.py); its ``input_ids``
-    then map back."""
+    in parallel from a METIS file, by the ranks together (renumber.py); a power-law graph
+    read in parallel is numbered by degree on any number of ranks (renumber.degree_renumbered,
+    as the single process relabels it); its ``input_ids`` then map back."""
     c = as_comm(comm)
     if isinstance(source, DistGraph):
         return source
@@ -42,6 +43,8 @@ def load(source, comm=None, renumber=False):
         dg = read_metis(source, c)
         if renumber and c.size > 1 and renumber_mod.scattered(dg):
             return renumber_mod.bfs_renumbered(dg)
+        if renumber and renumber_mod.skewed(dg):
+            return renumber_mod.degree_renumbered(dg)
         return dg
     graph = None
     with c.collectively():
