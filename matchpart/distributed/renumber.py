@@ -1,4 +1,5 @@
-"""Breadth-first renumbering of a distributed graph whose ids have no locality.
+"""Renumbering a distributed graph read in parallel: breadth-first where its ids have no
+locality, by degree where it is power-law (degree_renumbered).
 
 A METIS file read in parallel keeps its numbering, and with ids in random order (graphs
 generated or stored that way) nearly every neighbour of a rank's vertices lies on another
