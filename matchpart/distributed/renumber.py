@@ -86,8 +86,9 @@ def degree_renumbered(dg) -> DistGraph:
     their per-vertex data shares a few hot cache lines (relabel.py). Dealt, every rank holds
     an equal share of every bucket: given to rank 0 whole, the hubs put nearly every edge
     across the ranks (R-MAT 2^18, k = 32, P = 2: 1.32 x the cut). R-MAT 2^18 read from a file
-    in the generator's order, one thread per rank, partition time: P = 1 4.34 -> 2.77-3.02 s,
-    P = 2 2.38 -> 1.61 s, the cut within 1%. ``input_ids`` as for bfs_renumbered."""
+    in the generator's order, one thread per rank (benchmarks/distributed.py, two runs against
+    the three before): partition time P = 1 4.19-4.73 -> 2.71-2.82 s, P = 2 2.31-2.72 ->
+    1.86-2.02 s, the cut within 0.3%. ``input_ids`` as for bfs_renumbered."""
     c = dg.comm
     bucket = relabel._bit_length(np, np.diff(dg.indptr))
     top = c.allreduce(int(bucket.max()) if bucket.shape[0] else 0, op="max")
