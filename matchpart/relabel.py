@@ -65,7 +65,7 @@ def degree_order(graph):
         return _order_nb(np.asarray(graph.indptr))
     xp = be.xp
     n = graph.n
-    bucket = _bit_length(xp, xp.diff(graph.indptr))
+    bucket = degree_bucket(xp, xp.diff(graph.indptr))
     # unique keys: any sort gives the one order
     key = (int(bucket.max()) - bucket).astype(xp.int64) * n + xp.arange(n, dtype=xp.int64)
     return xp.argsort(key)
@@ -89,8 +89,9 @@ def restore(parts, order, xp=np):
 
 
 # ---- whole-array formulation (numpy or cupy) ---------------------------------------------------
-def _bit_length(xp, d):
-    """Bit length of non-negative integers below 2^53 (frexp's exponent is exact there)."""
+def degree_bucket(xp, d):
+    """The degree bucket of each degree in ``d`` (see the module's text): its bit length, for
+    non-negative integers below 2^53 (frexp's exponent is exact there)."""
     _, e = xp.frexp(d.astype(xp.float64))
     return e.astype(xp.int64)
 
