@@ -136,6 +136,22 @@ def test_merge_rows_long_rows_take_every_sorting_path():
 
 
 @settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 30), max_size=40, unique=True), min_size=1, max_size=8), st.data())
+def test_sort_rows_by_counting_sorts_the_chosen_rows_only(row_cols, data):
+    from matchpart.coarsen.rowsort import sort_rows_by_counting
+    ptr = np.concatenate([[0], np.cumsum([len(r) for r in row_cols])]).astype(np.int64)
+    cols = np.array([c for r in row_cols for c in r], dtype=np.int64)
+    w = np.arange(cols.shape[0], dtype=np.float64) + 0.5      # each weight names its entry
+    chosen = np.array(sorted(data.draw(st.sets(st.integers(0, len(row_cols) - 1)))), dtype=np.int64)
+    c2, w2 = cols.copy(), w.copy()
+    sort_rows_by_counting(c2, w2, ptr[chosen], ptr[chosen + 1], 31)
+    for r in range(len(row_cols)):
+        lo, hi = ptr[r], ptr[r + 1]
+        order = np.argsort(cols[lo:hi], kind="stable") if r in chosen else np.arange(hi - lo)
+        assert np.array_equal(c2[lo:hi], cols[lo:hi][order]) and np.array_equal(w2[lo:hi], w[lo:hi][order])
+
+
+@settings(max_examples=60, deadline=None)
 @given(local_rows(), st.integers(1, 4))
 def test_ghost_rows_boundary_and_extension(case, k):
     n, first, last, indptr, cols = case

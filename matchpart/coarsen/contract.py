@@ -23,7 +23,8 @@ from ..prefetch import PREFETCH_DISTANCE, prefetch
 from ..threads import PRANGE_ONLY
 from .gather import (TRANSPOSE_CHUNK_ENTRIES, coarse_vertex_weights, contract_by_gathering,
                      contract_by_gathering_parallel)
-from .rowsort import INSERTION_SORT_MAX, RANK_SORT_MAX, _rank_sort_row, _sort_row, merge_row_by_slots, merge_sorted_row
+from .rowsort import (INSERTION_SORT_MAX, RANK_SORT_MAX, _rank_sort_row, _sort_row, merge_sorted_row,
+                      merge_unsorted_by_slots, sort_merged_rows)
 # coarse ids live beside the other pairing bookkeeping; imported here, where callers look
 from .pairs import mapping_from_labels, mapping_from_matching, mapping_from_matching_xp  # noqa: F401
 
@@ -343,8 +344,12 @@ def _merge_rows(lo, hi, bstart, bcol, bw, slot, row_len, tc, tw):
     Short rows: a stable rank or insertion sort (see _rank_sort_row; tc, tw: its scratch of
     RANK_SORT_MAX entries), then adjacent duplicates merge (all in cache; the columns
     of a mesh-like graph in random order would make every slot lookup a cache miss).
-    Long rows (hubs): slot[d] = position of column d in the row (-1 if absent), then sort.
+    Long rows (hubs, clusters): slot[d] = position of column d in the row (-1 if absent),
+    then all of them sorted together (rowsort.sort_merged_rows).
     """
+    long_start = np.empty(hi - lo if slot.shape[0] else 0, dtype=np.int64)
+    long_end = np.empty_like(long_start)
+    n_long = 0
     for c in range(lo, hi):
         start = bstart[c]
         stop = bstart[c + 1]
@@ -355,7 +360,13 @@ def _merge_rows(lo, hi, bstart, bcol, bw, slot, row_len, tc, tw):
                 _sort_row(bcol, bw, start, stop)
             row_len[c + 1] = merge_sorted_row(bcol, bw, start, stop, start) - start
             continue
-        row_len[c + 1] = merge_row_by_slots(bcol, bw, start, stop, slot) - start
+        top = merge_unsorted_by_slots(bcol, bw, start, stop, slot)
+        row_len[c + 1] = top - start
+        long_start[n_long] = start
+        long_end[n_long] = top
+        n_long += 1
+    if n_long:
+        sort_merged_rows(bcol, bw, long_start[:n_long], long_end[:n_long], slot.shape[0])
 
 
 def contract_xp(graph, mapping, n_coarse):

@@ -18,6 +18,10 @@ INSERTION_SORT_MAX = 48
 # Short rows up to this many entries are sorted by rank (quadratic compares without
 # branches), longer ones by insertion (quadratic moves, but fewer of them).
 RANK_SORT_MAX = 24
+# Long merged rows are sorted all at once by counting (sort_rows_by_counting) when the
+# columns are at most this many per entry to sort: its pass over every column then costs
+# less than the comparison sorts' log of ~50-250 entries a row.
+COUNTING_COLUMNS_PER_ENTRY = 8
 
 
 @njit(cache=True, internal=True)
@@ -59,12 +63,12 @@ def merge_sorted_row(cols, wgts, start, stop, to):
 
 
 @njit(cache=True, internal=True)
-def merge_row_by_slots(cols, wgts, start, stop, slot):
+def merge_unsorted_by_slots(cols, wgts, start, stop, slot):
     """Merge the duplicate columns of the row cols[start:stop] (any order) in place: each
     column's weights summed in row order into its first position, found through ``slot``
-    (-1 for every column; restored on return), then the distinct columns sorted. Returns
-    the end of the merged row. Linear in the row plus the sort of its distinct columns: the
-    long rows of hubs and clusters."""
+    (-1 for every column; restored on return); the distinct columns stay in order of first
+    arrival (sort_merged_rows sorts them). Returns the end of the merged row. Linear in the
+    row: the long rows of hubs and clusters."""
     top = start
     for i in range(start, stop):
         d = cols[i]
@@ -78,8 +82,57 @@ def merge_row_by_slots(cols, wgts, start, stop, slot):
             wgts[s] += wgts[i]
     for j in range(start, top):
         slot[cols[j]] = -1
-    _sort_row(cols, wgts, start, top)
     return top
+
+
+@njit(cache=True, internal=True)
+def sort_merged_rows(cols, wgts, starts, ends, n_columns):
+    """Sort the rows cols[starts[i]:ends[i]] (disjoint, distinct columns in 0..n_columns-1)
+    in place: all at once by counting where they hold enough entries (see
+    COUNTING_COLUMNS_PER_ENTRY), else each by comparison."""
+    total = 0
+    for i in range(starts.shape[0]):
+        total += ends[i] - starts[i]
+    if total * COUNTING_COLUMNS_PER_ENTRY >= n_columns:
+        sort_rows_by_counting(cols, wgts, starts, ends, n_columns)
+        return
+    for i in range(starts.shape[0]):
+        _sort_row(cols, wgts, starts[i], ends[i])
+
+
+@njit(cache=True, internal=True)
+def sort_rows_by_counting(cols, wgts, starts, ends, n_columns):
+    """Sort the rows cols[starts[i]:ends[i]] (disjoint, each of distinct columns in
+    0..n_columns-1) in place, weights carried along, by two counting sorts: their entries by
+    column, then back to their rows in column order. O(entries + n_columns) for all of them
+    at once, where a comparison sort of each long row costs its length's log: the distributed
+    contraction's clustered rows (~250 distinct columns each on R-MAT 2^18's first level at
+    P = 2) spent 0.10 of 0.17 s sorting, 0.02 s this way."""
+    at = np.zeros(n_columns + 1, dtype=np.int64)
+    total = 0
+    for i in range(starts.shape[0]):
+        total += ends[i] - starts[i]
+        for s in range(starts[i], ends[i]):
+            at[cols[s] + 1] += 1
+    for d in range(n_columns):
+        at[d + 1] += at[d]
+    row_of = np.empty(total, dtype=np.int64)
+    w_of = np.empty(total, dtype=wgts.dtype)
+    for i in range(starts.shape[0]):
+        for s in range(starts[i], ends[i]):
+            p = at[cols[s]]
+            row_of[p] = i
+            w_of[p] = wgts[s]
+            at[cols[s]] = p + 1
+    fill = starts.copy()
+    p = 0
+    for d in range(n_columns):      # at[d] is now column d's end
+        while p < at[d]:
+            i = row_of[p]
+            cols[fill[i]] = d
+            wgts[fill[i]] = w_of[p]
+            fill[i] += 1
+            p += 1
 
 
 @njit(cache=True, internal=True)

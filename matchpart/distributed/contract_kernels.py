@@ -15,7 +15,7 @@ import numpy as np
 
 from ..jit import njit
 from ..coarsen.rowsort import (INSERTION_SORT_MAX, RANK_SORT_MAX, _insertion_sort_pairs, _rank_sort_row,
-                               merge_row_by_slots, merge_sorted_row)
+                               merge_sorted_row, merge_unsorted_by_slots, sort_merged_rows)
 from ..prefetch import PREFETCH_DISTANCE, prefetch
 
 
@@ -81,7 +81,7 @@ def merge_rows(indptr, adj, ewgt, cid_ext, owner, rank, first, nc, rrows, rcols,
     contraction. ``slot``: -1 for every global coarse vertex, or an empty array: long rows
     (hubs, clusters) then merge through it in linear time, as the single process merges
     them, instead of a stable sort (R-MAT 2^18, P = 1, its two clustered levels: 480 -> 316 ms
-    and 321 -> 115 ms)."""
+    and 321 -> 115 ms), and are sorted together after the loop (rowsort.sort_merged_rows)."""
     nl = indptr.shape[0] - 1
     ne = rrows.shape[0]
     ptr = np.zeros(nc + 1, dtype=np.int64)
@@ -128,6 +128,9 @@ def merge_rows(indptr, adj, ewgt, cid_ext, owner, rank, first, nc, rrows, rcols,
     tc = np.empty(RANK_SORT_MAX, dtype=bc.dtype)
     tw = np.empty(RANK_SORT_MAX, dtype=bw.dtype)
     out_ptr = np.zeros(nc + 1, dtype=np.int64)
+    long_start = np.empty(nc if slot.shape[0] else 0, dtype=np.int64)    # the merged long rows
+    long_end = np.empty_like(long_start)
+    n_long = 0
     k = 0
     for r in range(nc):
         lo, hi = ptr[r], ptr[r + 1]
@@ -136,13 +139,16 @@ def merge_rows(indptr, adj, ewgt, cid_ext, owner, rank, first, nc, rrows, rcols,
         elif hi - lo <= INSERTION_SORT_MAX:
             _insertion_sort_pairs(bc, bw, lo, hi)
         elif slot.shape[0]:
-            # duplicates summed in arrival order into their first slot, then the distinct
-            # columns sorted: the same row as the stable sort and merge below
-            top = merge_row_by_slots(bc, bw, lo, hi, slot)
+            # duplicates summed in arrival order into their first slot (the same sums as the
+            # stable sort and merge below), the distinct columns sorted after the loop
+            top = merge_unsorted_by_slots(bc, bw, lo, hi, slot)
+            long_start[n_long] = k
             for i in range(lo, top):   # down to k <= lo
                 bc[k + i - lo] = bc[i]
                 bw[k + i - lo] = bw[i]
             k += top - lo
+            long_end[n_long] = k
+            n_long += 1
             out_ptr[r + 1] = k
             continue
         else:   # hubs: a stable sort (the row may repeat columns, so not _quicksort_pairs)
@@ -153,6 +159,8 @@ def merge_rows(indptr, adj, ewgt, cid_ext, owner, rank, first, nc, rrows, rcols,
             bw[lo:hi] = sw
         k = merge_sorted_row(bc, bw, lo, hi, k)   # down to k <= lo: nothing unread is overwritten
         out_ptr[r + 1] = k
+    if n_long:
+        sort_merged_rows(bc, bw, long_start[:n_long], long_end[:n_long], slot.shape[0])
     return out_ptr, bc[:k].copy(), bw[:k].copy()
 
 
