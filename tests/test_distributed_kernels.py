@@ -135,6 +135,17 @@ def test_merge_rows_long_rows_take_every_sorting_path():
     assert all(np.array_equal(a, b) for a, b in zip(*merged))
 
 
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.integers(0, 2**40), max_size=300))
+def test_distinct_labels_in_order_of_first_appearance(values):
+    from matchpart.distributed.cluster import distinct_labels
+    ext = np.array(values, dtype=np.int64)
+    names, at = distinct_labels(ext)
+    _, first = np.unique(ext, return_index=True)
+    assert np.array_equal(names, ext[np.sort(first)])      # each once, by first appearance
+    assert np.array_equal(names[at], ext) and at.dtype == np.int64
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.lists(st.integers(0, 30), max_size=40, unique=True), min_size=1, max_size=8), st.data())
 def test_sort_rows_by_counting_sorts_the_chosen_rows_only(row_cols, data):

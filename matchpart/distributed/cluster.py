@@ -40,7 +40,7 @@ TIE_STREAM = 0xD1C2000
 def _ask(c, owner, keys, answer):
     """Per key, ``answer(keys received)`` evaluated on the key's owner rank: one request and
     one reply all-to-all; the answers come back in the order of ``keys``."""
-    order = np.argsort(owner, kind="stable")
+    order = c.by_dest(owner)
     asked, counts = c.alltoallv(keys[order], np.bincount(owner, minlength=c.size))
     got, _ = c.alltoallv(answer(asked), counts)
     out = np.empty_like(got)
@@ -60,8 +60,7 @@ def cluster_labels(g, cap, *, seed=0, rounds=ROUNDS):
     weight = vw.copy()                          # of the clusters this rank owns (label - first)
     members = np.ones(nl, dtype=np.int64)
     for r in range(rounds):
-        names, at = np.unique(ext, return_inverse=True)
-        at = at.astype(np.int64)
+        names, at = distinct_labels(ext)
         cw = _ask(c, g.owner(names), names, lambda asked: weight[asked - g.first])
         target = decide(g.indptr, g.adj, g.ewgt, vw, at, names, cw, float(cap), g.gid,
                         np.uint64(stream_key(seed, ACTIVE_STREAM + r)), np.uint64(stream_key(seed, TIE_STREAM + r)))
@@ -72,7 +71,7 @@ def cluster_labels(g, cap, *, seed=0, rounds=ROUNDS):
         to = target[movers]
         # the owners accept in vertex id order while the cluster has room
         owner = g.owner(to)
-        order = np.argsort(owner, kind="stable")
+        order = c.by_dest(owner)
         sent = movers[order]
         counts = np.bincount(owner, minlength=c.size)
         got_to, rcounts = c.alltoallv(to[order], counts)
@@ -92,6 +91,38 @@ def cluster_labels(g, cap, *, seed=0, rounds=ROUNDS):
         gat, glab = g.ghost_updates(accepted, labels)
         ext[gat] = glab
     return labels, members
+
+
+@njit(cache=True)
+def distinct_labels(ext):
+    """(names, at): the distinct values of ``ext`` (int64 labels >= 0) in order of first
+    appearance, and each entry's index among them, through an open-addressing hash table.
+    A round's decide reads labels only through these (its ties go by the label values), so
+    the order of names changes no result; np.unique's sort for the same took 16-20 ms of a
+    round on R-MAT 2^18's first level at P = 2 (230k labels), this ~3 ms."""
+    n = ext.shape[0]
+    bits = 4
+    while (1 << bits) < 2 * n:
+        bits += 1
+    mask = (1 << bits) - 1
+    shift = np.uint64(64 - bits)
+    keys = np.full(1 << bits, -1, dtype=np.int64)
+    index = np.empty(1 << bits, dtype=np.int64)
+    names = np.empty(n, dtype=np.int64)
+    at = np.empty(n, dtype=np.int64)
+    u = 0
+    for i in range(n):
+        x = ext[i]
+        h = np.int64((np.uint64(x) * np.uint64(0x9E3779B97F4A7C15)) >> shift)
+        while keys[h] >= 0 and keys[h] != x:
+            h = (h + 1) & mask
+        if keys[h] < 0:
+            keys[h] = x
+            index[h] = u
+            names[u] = x
+            u += 1
+        at[i] = index[h]
+    return names[:u].copy(), at
 
 
 @njit(cache=True)

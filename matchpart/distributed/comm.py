@@ -91,7 +91,7 @@ class Comm:
         self._count(send.nbytes - counts[self.rank] * send.itemsize + 8 * self.size)
         return recv, rcounts
 
-    def _by_dest(self, dest):
+    def by_dest(self, dest):
         """Stable order of rows by destination rank (numpy radix-sorts 16-bit keys: O(rows))."""
         dest = np.asarray(dest)
         return np.argsort(dest.astype(np.uint16) if self.size <= 1 << 16 else dest, kind="stable")
@@ -99,7 +99,7 @@ class Comm:
     def exchange(self, dest, *columns):
         """Route rows (one item of each column) to the ranks in ``dest``; returns the
         received columns (grouped by source rank, in the sender's order within a source)."""
-        order = None if self.size == 1 else self._by_dest(dest)   # one rank: already in order
+        order = None if self.size == 1 else self.by_dest(dest)   # one rank: already in order
         counts = np.bincount(dest, minlength=self.size)
         out = []
         for col in columns:
@@ -112,7 +112,7 @@ class Comm:
         column: BSP supersteps send several short columns every few microseconds of work).
         Returns (source rank of each received row, then the received columns)."""
         k = len(columns)
-        order = None if self.size == 1 else self._by_dest(dest)   # one rank: already in order
+        order = None if self.size == 1 else self.by_dest(dest)   # one rank: already in order
         counts = np.bincount(dest, minlength=self.size)
         rows = np.empty((np.asarray(dest).shape[0], k), dtype=np.int64)
         for i, col in enumerate(columns):

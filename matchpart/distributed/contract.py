@@ -33,7 +33,7 @@ def coarse_ids(g, mate):
     far = follower[~own]
     if c.allreduce(int(far.shape[0])):
         owner = g.owner(mate[far])
-        order = np.argsort(owner, kind="stable")
+        order = c.by_dest(owner)
         far = far[order]
         asked, counts = c.alltoallv(mate[far], np.bincount(owner, minlength=c.size))
         answer, _ = c.alltoallv(cid[asked - g.first], counts)
@@ -145,7 +145,7 @@ def project(coarse, cid, coarse_values):
     out[mine] = coarse_values[cid[mine] - coarse.first]
     far = np.flatnonzero(~mine)
     if c.allreduce(int(far.shape[0])):
-        order = np.argsort(owner[far], kind="stable")
+        order = c.by_dest(owner[far])
         far = far[order]
         counts = np.bincount(owner[far], minlength=c.size)
         asked, asked_counts = c.alltoallv(cid[far], counts)
