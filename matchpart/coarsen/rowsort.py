@@ -19,8 +19,9 @@ INSERTION_SORT_MAX = 48
 # branches), longer ones by insertion (quadratic moves, but fewer of them).
 RANK_SORT_MAX = 24
 # Long merged rows are sorted all at once by counting (sort_rows_by_counting) when the
-# columns are at most this many per entry to sort: its pass over every column then costs
-# less than the comparison sorts' log of ~50-250 entries a row.
+# columns are at most this many per entry to sort, so that its pass over every column stays
+# below the comparison sorts' log2 of 50-250 entries a row; set from that estimate, not tuned
+# (R-MAT 2^18's clustered levels at P = 2 have 0.1-0.2 columns per entry).
 COUNTING_COLUMNS_PER_ENTRY = 8
 
 
@@ -106,8 +107,8 @@ def sort_rows_by_counting(cols, wgts, starts, ends, n_columns):
     0..n_columns-1) in place, weights carried along, by two counting sorts: their entries by
     column, then back to their rows in column order. O(entries + n_columns) for all of them
     at once, where a comparison sort of each long row costs its length's log: the distributed
-    contraction's clustered rows (~250 distinct columns each on R-MAT 2^18's first level at
-    P = 2) spent 0.10 of 0.17 s sorting, 0.02 s this way."""
+    merge of R-MAT 2^18's first clustered level at P = 2 (10170 rows of ~250 distinct columns
+    per rank) took 0.29 -> 0.15 s on rank 0 and 0.21 -> 0.18 s on rank 1 (the same rows)."""
     at = np.zeros(n_columns + 1, dtype=np.int64)
     total = 0
     for i in range(starts.shape[0]):
