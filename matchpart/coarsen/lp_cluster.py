@@ -39,7 +39,7 @@ from ..threads import PRANGE_ONLY
 # Barabasi-Albert 2^20's second level (scattered, 274k) 1.12 x and its first 1.4 x.
 PREFETCH_MIN_VERTICES = 1 << 17
 # Multiplier of the chunk tables' hash of a cluster label (Knuth's 2^64 / golden ratio).
-_TABLE_MIX = np.uint64(0x9E3779B97F4A7C15)
+TABLE_MIX = np.uint64(0x9E3779B97F4A7C15)
 
 
 @njit(cache=True, internal=True)
@@ -86,7 +86,7 @@ def _decide_chunk(c, starts, indptr, indices, ewgt, vwgt, labels, weight, cap, a
             if prefetching and e < last:   # the label of a neighbour a few entries on: a cache miss
                 prefetch(labels, indices[e + PREFETCH_DISTANCE])
             lab = labels[indices[e]]
-            s = (np.uint64(lab) * _TABLE_MIX) >> np.uint64(32) & mask
+            s = (np.uint64(lab) * TABLE_MIX) >> np.uint64(32) & mask
             while keys[s] != -1 and keys[s] != lab:
                 s = (s + np.uint64(1)) & mask
             if keys[s] == -1:

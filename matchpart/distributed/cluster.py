@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..backend.rng import hash32_at, stream_key
+from ..coarsen.lp_cluster import TABLE_MIX
 from ..jit import njit
 from ..prefetch import PREFETCH_DISTANCE, prefetch
 from .twohop import two_hop
@@ -96,7 +97,8 @@ def cluster_labels(g, cap, *, seed=0, rounds=ROUNDS):
 @njit(cache=True)
 def distinct_labels(ext):
     """(names, at): the distinct values of ``ext`` (int64 labels >= 0) in order of first
-    appearance, and each entry's index among them, through an open-addressing hash table.
+    appearance, and each entry's index among them, through an open-addressing hash table
+    (multiplicative hashing by lp_cluster.TABLE_MIX, as the single process's cluster tables).
     A round's decide reads labels only through these (its ties go by the label values), so
     the order of names changes no result. np.unique's sort for the same took 0.11 s of a
     P = 2 run's 24 rounds on the R-MAT 2^18 file (rank 0, cProfile), this 0.055 s."""
@@ -113,7 +115,7 @@ def distinct_labels(ext):
     u = 0
     for i in range(n):
         x = ext[i]
-        h = np.int64((np.uint64(x) * np.uint64(0x9E3779B97F4A7C15)) >> shift)
+        h = np.int64((np.uint64(x) * TABLE_MIX) >> shift)
         while keys[h] >= 0 and keys[h] != x:
             h = (h + 1) & mask
         if keys[h] < 0:
