@@ -403,6 +403,13 @@ def check_cluster():
             checks[f"cluster contract {tag}"] = all(
                 np.array_equal(np.asarray(a), np.asarray(b)) for a, b in
                 ((cg.indptr, rc.indptr), (cg.indices, rc.indices), (cg.ewgt, rc.ewgt), (cg.vwgt, rc.vwgt)))
+            # the coarse ranges: non-empty, and each within one coarse vertex's cost of a 1 / P
+            # share of the merged entries plus members (contract.coarse_ranges)
+            cost = np.bincount(full_cid, weights=np.diff(np.asarray(whole.indptr)) + 1, minlength=nc)
+            shares = np.add.reduceat(cost, vtxdist[:-1])
+            checks[f"cluster ranges {tag}"] = bool(
+                vtxdist[0] == 0 and vtxdist[-1] == nc and (np.diff(vtxdist) > 0).all()
+                and (shares <= cost.sum() / c.size + cost.max()).all())
 
 
 def check_local_fm():

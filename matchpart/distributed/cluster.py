@@ -28,6 +28,7 @@ from ..backend.rng import hash32_at, stream_key
 from ..coarsen.lp_cluster import TABLE_MIX
 from ..jit import njit
 from ..prefetch import PREFETCH_DISTANCE, prefetch
+from .contract import coarse_ranges
 from .twohop import two_hop
 
 # Rounds of label propagation per level (the single process's coarsen/cluster.py: 8).
@@ -223,8 +224,8 @@ def cluster_ids(g, labels):
 
     numbered = [0]
     ids = _ask(c, home, names, number)
-    nc = c.allreduce(int(numbered[0]))
-    return ids[at.reshape(-1)], (np.arange(c.size + 1, dtype=np.int64) * nc) // c.size
+    cid = ids[at.reshape(-1)]
+    return cid, coarse_ranges(g, cid, c.allreduce(int(numbered[0])))
 
 
 def cluster(g, cap, *, seed=0, rounds=ROUNDS):
