@@ -38,21 +38,28 @@ def coarse_ids(g, mate):
         asked, counts = c.alltoallv(mate[far], np.bincount(owner, minlength=c.size))
         answer, _ = c.alltoallv(cid[asked - g.first], counts)
         cid[far] = answer
-    # the coarse graph's ranges by the entries they merge, not each rank's leaders (a pair's
-    # leader is its smaller id, on the lower rank, so leader ranges drift towards rank 0 level
-    # after level: delaunay 2^20 at P = 4 ended with 4257 of 4260 vertices on rank 0)
-    return cid, coarse_ranges(g, cid, c.allreduce(count))
+    # the coarse graph's ranges: equal shares of the coarse ids, not each rank's leaders (a
+    # pair's leader is its smaller id, on the lower rank, so leader ranges drift towards rank
+    # 0 level after level: delaunay 2^20 at P = 4 ended with 4257 of 4260 vertices on rank 0).
+    # Pairs merge at most two rows, so shares of the ids are shares of the entries.
+    return cid, even_ranges(c.size, c.allreduce(count))
+
+
+def even_ranges(size, nc):
+    """vtxdist of ``nc`` vertices in ``size`` ranges of equal counts."""
+    return (np.arange(size + 1, dtype=np.int64) * nc) // size
 
 
 def coarse_ranges(g, cid, nc):
-    """Coarse vtxdist for ``nc`` coarse vertices (``cid``: the global coarse id of every own
-    vertex): contiguous ranges of coarse ids, each with about a 1 / P share of the fine
-    entries merged into its rows plus one per member (the sum of the members' degrees + 1),
-    every range non-empty while nc >= P. Equal shares of the ids put the clusters of R-MAT's
-    hubs on rank 0: R-MAT 2^18 at P = 2, its first clustered levels merged 4.33M / 3.28M and
-    3.32M / 1.55M entries on ranks 0 / 1."""
+    """Coarse vtxdist for ``nc`` clusters (``cid``: the global coarse id of every own vertex):
+    contiguous ranges of coarse ids, each with about a 1 / P share of the fine entries merged
+    into its rows plus one per member (the sum of the members' degrees + 1), every range
+    non-empty while nc >= P. Equal shares of the ids put the clusters of R-MAT's hubs on rank
+    0: R-MAT 2^18 at P = 2, its first clustered levels merged 4.33M / 3.28M and 3.32M / 1.55M
+    entries on ranks 0 / 1. Costs one exchange of the own vertices (delaunay 2^20's matching
+    levels at P = 2: 59 ms a run for nothing, so coarse_ids keeps even ranges)."""
     c = g.comm
-    even = (np.arange(c.size + 1, dtype=np.int64) * nc) // c.size
+    even = even_ranges(c.size, nc)
     if c.size == 1 or nc < c.size:
         return even
     first = int(even[c.rank])
