@@ -378,6 +378,7 @@ def check_cluster():
 
     from matchpart.distributed.cluster import cluster, cluster_labels
     from matchpart.distributed.contract import contract_ids
+    from matchpart.distributed.dgraph import ROW_COST
     for name in ["rmat:11", "ba:3000:1", os.path.join(shared, "PGPgiantcompo.graph")]:
         if not os.path.exists(name) and ":" not in name:
             continue
@@ -404,8 +405,8 @@ def check_cluster():
                 np.array_equal(np.asarray(a), np.asarray(b)) for a, b in
                 ((cg.indptr, rc.indptr), (cg.indices, rc.indices), (cg.ewgt, rc.ewgt), (cg.vwgt, rc.vwgt)))
             # the coarse ranges: non-empty, and each within one coarse vertex's cost of a 1 / P
-            # share of the merged entries plus members (contract.coarse_ranges)
-            cost = np.bincount(full_cid, weights=np.diff(np.asarray(whole.indptr)) + 1, minlength=nc)
+            # share of the merged entries plus ROW_COST per member (contract.coarse_ranges)
+            cost = np.bincount(full_cid, weights=np.diff(np.asarray(whole.indptr)) + ROW_COST, minlength=nc)
             shares = np.add.reduceat(cost, vtxdist[:-1])
             checks[f"cluster ranges {tag}"] = bool(
                 vtxdist[0] == 0 and vtxdist[-1] == nc and (np.diff(vtxdist) > 0).all()

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..coarsen.contract import contract_arrays
 from . import contract_kernels as ck
-from .dgraph import DistGraph
+from .dgraph import ROW_COST, DistGraph, even_vtxdist
 
 
 def coarse_ids(g, mate):
@@ -42,29 +42,24 @@ def coarse_ids(g, mate):
     # pair's leader is its smaller id, on the lower rank, so leader ranges drift towards rank
     # 0 level after level: delaunay 2^20 at P = 4 ended with 4257 of 4260 vertices on rank 0).
     # Pairs merge at most two rows, so shares of the ids are shares of the entries.
-    return cid, even_ranges(c.size, c.allreduce(count))
-
-
-def even_ranges(size, nc):
-    """vtxdist of ``nc`` vertices in ``size`` ranges of equal counts."""
-    return (np.arange(size + 1, dtype=np.int64) * nc) // size
+    return cid, even_vtxdist(c.allreduce(count), c.size)
 
 
 def coarse_ranges(g, cid, nc):
     """Coarse vtxdist for ``nc`` clusters (``cid``: the global coarse id of every own vertex):
     contiguous ranges of coarse ids, each with about a 1 / P share of the fine entries merged
-    into its rows plus one per member (the sum of the members' degrees + 1), every range
+    into its rows plus ROW_COST per member (dgraph.balanced_vtxdist's cost), every range
     non-empty while nc >= P. Equal shares of the ids put the clusters of R-MAT's hubs on rank
     0: R-MAT 2^18 at P = 2, its first clustered levels merged 4.33M / 3.28M and 3.32M / 1.55M
     entries on ranks 0 / 1. Costs one exchange of the own vertices (delaunay 2^20's matching
     levels at P = 2: 59 ms a run for nothing, so coarse_ids keeps even ranges)."""
     c = g.comm
-    even = even_ranges(c.size, nc)
+    even = even_vtxdist(nc, c.size)
     if c.size == 1 or nc < c.size:
         return even
     first = int(even[c.rank])
     _, at, cost = c.exchange_packed(np.searchsorted(even, cid, side="right") - 1, cid,
-                                    np.diff(g.indptr) + 1)
+                                    np.diff(g.indptr) + ROW_COST)
     per_id = np.zeros(int(even[c.rank + 1]) - first, dtype=np.int64)
     ck.add_at(per_id, at - first, cost)
     prefix = np.cumsum(per_id) + c.exscan(int(per_id.sum()))     # global, inclusive

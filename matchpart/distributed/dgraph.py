@@ -219,6 +219,11 @@ class DistGraph:
                 f"own={self.first}..{self.last - 1}, ghosts={self.ghosts.shape[0]})")
 
 
+def even_vtxdist(n, size):
+    """Contiguous ranges of ``n`` vertices with equal counts (to one) for ``size`` ranks."""
+    return (np.arange(size + 1, dtype=np.int64) * n) // size
+
+
 def balanced_vtxdist(indptr, size):
     """Contiguous ranges of about equal cost (entries + ROW_COST per vertex) for ``size`` ranks."""
     n = indptr.shape[0] - 1

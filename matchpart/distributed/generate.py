@@ -14,7 +14,7 @@ import numpy as np
 from .. import generators as gen
 from .. import generators_counter as ctr
 from .comm import as_comm
-from .dgraph import DistGraph
+from .dgraph import DistGraph, even_vtxdist
 
 PARALLEL_SPECS = ("prgg", "prmat", "grid")
 
@@ -67,10 +67,6 @@ def _parse(spec, ranks, seed):
         raise gen._spec_error(spec, f"the grid has {n} vertices, at most {gen.MAX_SPEC_VERTICES} are allowed")
     gen._check_memory(spec, n / ranks, len(shape) * n / ranks)
     return name, shape, seed
-
-
-def _even_vtxdist(n, size):
-    return np.array([n * r // size for r in range(size + 1)], dtype=np.int64)
 
 
 def _rows_from_entries(c, vtxdist, src, dst):
@@ -133,7 +129,7 @@ def _rmat(scale, ef, seed, c):
     """Rank r draws chunks r*C/P .. (r+1)*C/P-1 and sends each edge to the owners of both
     ends (vertices split evenly: the scrambled ids spread the high degrees)."""
     n = 1 << scale
-    vtxdist = _even_vtxdist(n, c.size)
+    vtxdist = even_vtxdist(n, c.size)
     chunks = ctr.rmat_chunks(scale, ef)
     us, vs = [], []
     for i in range(chunks * c.rank // c.size, chunks * (c.rank + 1) // c.size):
@@ -153,7 +149,7 @@ def _rmat(scale, ef, seed, c):
 def _grid(shape, c):
     """Row-major grid: a vertex's neighbours are +-1 along each axis, computed from its id."""
     n = math.prod(shape)
-    vtxdist = _even_vtxdist(n, c.size)
+    vtxdist = even_vtxdist(n, c.size)
     ids = np.arange(vtxdist[c.rank], vtxdist[c.rank + 1], dtype=np.int64)
     strides = [math.prod(shape[d + 1:]) for d in range(len(shape))]
     src, dst = [], []

@@ -23,7 +23,7 @@ import numpy as np
 from .. import numbering, relabel
 from ..coarsen.rowsort import sort_rows_distinct
 from ..jit import njit
-from .dgraph import RENUMBER_MIN_VERTICES, DistGraph
+from .dgraph import RENUMBER_MIN_VERTICES, DistGraph, even_vtxdist
 
 # Searches from the smallest unreached vertex before the rest keep their input order: each
 # costs a global minimum and a pass over the own vertices, and graphs of many components
@@ -65,7 +65,7 @@ def bfs_renumbered(dg) -> DistGraph:
     the ranks that own their new ids (n / P vertices each); ``input_ids`` keep every own
     vertex's input id (see DistGraph.gather_in_input_order)."""
     c = dg.comm
-    return _moved(dg, _new_ids(c, _levels(dg)), np.arange(c.size + 1, dtype=np.int64) * dg.n // c.size)
+    return _moved(dg, _new_ids(c, _levels(dg)), even_vtxdist(dg.n, c.size))
 
 
 def skewed(dg) -> bool:
