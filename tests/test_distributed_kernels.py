@@ -186,14 +186,18 @@ def test_ghost_rows_boundary_and_extension(case, k):
     # extension: moved own vertices, their own neighbours, own neighbours of moved ghosts
     moved = np.unique(rng.integers(0, max(nl, 1), 2)) if nl else np.zeros(0, dtype=np.int64)
     ghost_at = nl + np.unique(rng.integers(0, ng, 2)) if ng else np.zeros(0, dtype=np.int64)
-    nb2 = jk.extend_list(indptr, adj, moved, moved.shape[0], gptr, gnbr, ghost_at, listed, nb, in_list)
-    want = set(ref.tolist()) | set(moved.tolist())
+    rescan = np.zeros(nl, dtype=np.bool_)
+    nb2 = jk.extend_list(indptr, adj, moved, moved.shape[0], gptr, gnbr, ghost_at, listed, nb, in_list, rescan)
+    around = set(moved.tolist())
     for v in moved:
-        want |= {int(u) for u in adj[indptr[v]:indptr[v + 1]] if u < nl}
+        around |= {int(u) for u in adj[indptr[v]:indptr[v + 1]] if u < nl}
     for j in ghost_at:
-        want |= set(rows[adj == j].tolist())
+        around |= set(rows[adj == j].tolist())
+    want = set(ref.tolist()) | around
     assert sorted(listed[:nb2].tolist()) == sorted(want) and nb2 == len(want)
     assert set(np.flatnonzero(in_list).tolist()) == want
+    # the flags for Jet's scan: exactly the vertices around the moves (listed before or not)
+    assert set(np.flatnonzero(rescan).tolist()) == around
 
 
 @settings(max_examples=80, deadline=None)

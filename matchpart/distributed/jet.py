@@ -3,9 +3,11 @@ the rounds of refine._jet_xp, on a boundary list of own vertices instead of ever
 
 The whole-array rounds scanned every own row (destinations and cut) each round: on delaunay
 2^20, k = 32, P = 1 that was 102 scans of 3.7 s and 70 cut passes of 1.3 s, for ~19000
-boundary vertices of 10^6. Here a round scans the listed vertices, and only boundary data
-travels: candidates (destination, gain) and moved vertices' blocks to the ranks that hold
-them as ghosts, and k block weights. Same moves as refine._jet_xp, so the same partition.
+boundary vertices of 10^6. Here a round rescans the listed vertices flagged around the last
+moves (own ones, and ghosts through the ghost adjacency; as the single process's Jet does:
+delaunay 2^20, P = 2: the refinement 0.55 -> 0.43 s a run), and only boundary data travels:
+candidates (destination, gain) and moved vertices' blocks to the ranks that hold them as
+ghosts, and k block weights. Same moves as refine._jet_xp, so the same partition.
 """
 from __future__ import annotations
 
@@ -43,9 +45,10 @@ def jet_rounds(g, parts, k, lmax, *, seed, patience, max_rounds, negative_gain_f
     bnd = np.empty(nl, dtype=np.int64)
     keep = np.empty(nl, dtype=np.bool_)
     chunk, parallel_min = threads.CHUNK, threads.PARALLEL_MIN_ITEMS
-    # every listed vertex is rescanned each round: a ghost's move would have to flag its own
-    # neighbours stale too, which the ghost updates do not track
-    no_stale, no_out = np.empty(0, dtype=np.bool_), np.empty(0, dtype=np.float64)
+    # a listed vertex is rescanned only when flagged (refine/jet_passes.py): it, an own
+    # neighbour or (through the ghost adjacency) a ghost neighbour moved, or it was unlocked
+    rescan = np.ones(nl, dtype=np.bool_)
+    out_w = np.zeros(nl, dtype=np.float64)
     dest = np.empty(nl, dtype=np.int64)
     conn_dest = np.empty(nl, dtype=g.ewgt.dtype)
     conn_own = np.empty(nl, dtype=g.ewgt.dtype)
@@ -58,6 +61,8 @@ def jet_rounds(g, parts, k, lmax, *, seed, patience, max_rounds, negative_gain_f
     prev = np.empty(nl, dtype=np.int64)
     nprev = 0
     prio_key = np.uint64(stream_key(seed, stream_priority))
+    # one tie stream for every round, so that an unflagged vertex keeps its destination
+    dest_key = np.uint64(stream_key(seed, stream_dest))
     integral = g.ewgt.dtype.kind in "iu"
     best, best_key, stale = parts.copy(), None, 0
     # own vertices moved since best was taken, and ghosts whose block changed since: with
@@ -93,11 +98,12 @@ def jet_rounds(g, parts, k, lmax, *, seed, patience, max_rounds, negative_gain_f
                 out = mv[(parts[mv] != before[mv]) & flooded[before[mv]]]
                 evicted[out] = before[out]
             bw = c.allreduce(local_bw)
+            nb = kn.extend_list(g.indptr, g.adj, mv, mv.shape[0], gptr, gnbr, ghost_at, bnd, nb, in_list, rescan)
             nsince = kn.note_moved(mv, mv.shape[0], since, since_list, nsince)
             ghosts_since.append(ghost_at)
         nb, two_cut = scan_boundary(g.indptr, g.adj, g.ewgt, ext, k, bnd, nb, in_list, locked,
-                                    np.uint64(stream_key(seed, stream_dest + it)), dest, conn_dest, conn_own, acc,
-                                    touched, everywhere, keep, chunk, parallel_min, no_stale, no_out)
+                                    dest_key, dest, conn_dest, conn_own, acc,
+                                    touched, everywhere, keep, chunk, parallel_min, rescan, out_w)
         total = c.allreduce(np.array([two_cut], dtype=np.float64))[0]
         cut = int(total) // 2 if integral else total / 2
         if g.vwgt.dtype.kind in "iu":
@@ -122,6 +128,7 @@ def jet_rounds(g, parts, k, lmax, *, seed, patience, max_rounds, negative_gain_f
                             moved)
         kn.clear_candidates(bnd, nb, cand_ext, at)
         kn.apply_moves(moved, nm, prev, nprev, dest, parts, ext, vw, local_bw, locked)
+        rescan[prev[:nprev]] = True     # unlocked: they may move again
         moved, prev, nprev = prev, moved, nm
         # the moves' count and the next round's block weights in one allreduce (one wait for
         # the slowest rank instead of two); with no moves anywhere nothing changed: stop
@@ -131,7 +138,7 @@ def jet_rounds(g, parts, k, lmax, *, seed, patience, max_rounds, negative_gain_f
         bw = tot[:-1]
         at, blocks = g.ghost_updates(locked, parts)
         ext[at] = blocks
-        nb = kn.extend_list(g.indptr, g.adj, prev, nprev, gptr, gnbr, at, bnd, nb, in_list)
+        nb = kn.extend_list(g.indptr, g.adj, prev, nprev, gptr, gnbr, at, bnd, nb, in_list, rescan)
         nsince = kn.note_moved(prev, nprev, since, since_list, nsince)
         ghosts_since.append(at)
     if ext is None or best_key is None:
@@ -139,5 +146,5 @@ def jet_rounds(g, parts, k, lmax, *, seed, patience, max_rounds, negative_gain_f
     # in_list covers the boundary of the last partition (parts); best differs from it on the
     # vertices noted since, so those and their neighbours cover the rest of best's boundary
     at = np.unique(np.concatenate(ghosts_since)) if ghosts_since else np.zeros(0, dtype=np.int64)
-    kn.extend_list(g.indptr, g.adj, since_list, nsince, gptr, gnbr, at, bnd, nb, in_list)
+    kn.extend_list(g.indptr, g.adj, since_list, nsince, gptr, gnbr, at, bnd, nb, in_list, rescan[:0])
     return best, best_key[1], in_list

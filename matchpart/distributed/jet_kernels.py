@@ -115,26 +115,36 @@ def apply_moves(moved, nm, prev, nprev, dest, parts, ext, vwgt, local_bw, locked
 
 
 @njit(cache=True)
-def extend_list(indptr, adj, moved, nm, gptr, gnbr, ghost_at, listed, nb, in_list):
+def extend_list(indptr, adj, moved, nm, gptr, gnbr, ghost_at, listed, nb, in_list, rescan):
     """Add the moved own vertices, their own neighbours and the own neighbours of the moved
-    ghosts (``ghost_at``: local indices n_local + j) to the list; returns its new length."""
+    ghosts (``ghost_at``: local indices n_local + j) to the list, and flag them all in
+    ``rescan`` (an empty array: no flags): their scan values are out of date
+    (refine/jet_passes.py). Returns the list's new length."""
     nl = indptr.shape[0] - 1
+    flag = rescan.shape[0] > 0
     for i in range(nm):
         v = moved[i]
+        if flag:
+            rescan[v] = True
         if not in_list[v]:
             in_list[v] = True
             listed[nb] = v
             nb += 1
         for e in range(indptr[v], indptr[v + 1]):
             u = adj[e]
-            if u < nl and not in_list[u]:
-                in_list[u] = True
-                listed[nb] = u
-                nb += 1
+            if u < nl:
+                if flag:
+                    rescan[u] = True
+                if not in_list[u]:
+                    in_list[u] = True
+                    listed[nb] = u
+                    nb += 1
     for t in range(ghost_at.shape[0]):
         j = ghost_at[t] - nl
         for e in range(gptr[j], gptr[j + 1]):
             u = gnbr[e]
+            if flag:
+                rescan[u] = True
             if not in_list[u]:
                 in_list[u] = True
                 listed[nb] = u

@@ -107,7 +107,7 @@ def jet(g, parts, k, lmax, *, seed=0, patience=PATIENCE, max_rounds=MAX_ROUNDS,
             best, best_key = parts.copy(), key
         if stale >= patience or it == max_rounds:
             break
-        dest, cd, co = _destinations(g, ext, k, ~locked, everywhere, seed, STREAM_DEST + it)
+        dest, cd, co = _destinations(g, ext, k, ~locked, everywhere, seed, STREAM_DEST)
         gain = cd - co
         cand = (dest >= 0) & (dest != evicted) & (-gain < np.floor(cfac * co))
         moved = _afterburner(g, ext, cand, dest, gain, prio)
@@ -281,6 +281,7 @@ def rebalance_tracked(g, parts, ext, k, lmax, *, seed=0, rounds=REBALANCE_ROUNDS
     ghosts_at = []
     was_allowed = np.ones(k, dtype=np.bool_)
     gptr, gnbr, _ = ghost_adjacency(g)
+    no_flags = np.empty(0, dtype=np.bool_)   # Jet flags around the moves itself
     key = np.uint64(stream_key(seed, STREAM_REBALANCE))
     if listed is None:
         bnd, nb, in_list, wdeg, floor = np.zeros(0, dtype=np.int64), 0, None, np.zeros(0), np.inf
@@ -321,7 +322,7 @@ def rebalance_tracked(g, parts, ext, k, lmax, *, seed=0, rounds=REBALANCE_ROUNDS
         movers = movers[now[movers]]
         rk.invalidate(g.indptr, g.adj, movers, movers.shape[0], gptr, gnbr, at, known)
         if in_list is not None:
-            nb = extend_list(g.indptr, g.adj, movers, movers.shape[0], gptr, gnbr, at, bnd, nb, in_list)
+            nb = extend_list(g.indptr, g.adj, movers, movers.shape[0], gptr, gnbr, at, bnd, nb, in_list, no_flags)
         now[movers] = False
     at = np.unique(np.concatenate(ghosts_at)) if ghosts_at else np.zeros(0, dtype=np.int64)
     return parts, ext, moved[:nmoved].copy(), at, nb, local
