@@ -250,10 +250,8 @@ def check_renumbered_scatter():
     # ghosts per rank, and the partition comes back in the input's order
     whole = matchpart.load_graph("delaunay:20000") if c.rank == 0 else None
     g = load(whole, c, renumber=True)
-    renumbered = c.size > 1
-    checks["renumbered scatter ids"] = bool((g.input_ids is not None) == renumbered)
-    if renumbered:
-        checks["renumbered scatter ghosts"] = bool(g.ghosts.shape[0] < 0.2 * g.n_local)
+    checks["renumbered scatter ids"] = g.input_ids is not None
+    checks["renumbered scatter ghosts"] = bool(g.ghosts.shape[0] < 0.2 * g.n_local)
     check_in_input_order("renumbered scatter partition", partition(g, 8, comm=c), whole)
 
 
@@ -278,11 +276,10 @@ def check_renumbered_file():
     from matchpart.distributed.renumber import MAX_SEARCHES
     path = os.path.join(tmp, "scattered.graph")
     g = load(path, c, renumber=True)
-    renumbered = c.size > 1
-    checks["renumbered file ids"] = bool((g.input_ids is not None) == renumbered)
+    checks["renumbered file ids"] = g.input_ids is not None
     ids = c.gatherv(g.local_input_ids(), 0)
     whole_new = g.gather_graph(0)
-    if c.rank == 0 and renumbered:
+    if c.rank == 0:
         whole = matchpart.load_graph(path)
         adjacency = whole.to_scipy()
         key = np.full((whole.n, 2), np.inf)
@@ -302,8 +299,7 @@ def check_renumbered_file():
             (same.indptr, whole_new.indptr), (same.indices, whole_new.indices), (same.ewgt, whole_new.ewgt),
             (same.vwgt, whole_new.vwgt)))
     ghosts = c.allreduce(int(g.ghosts.shape[0]))
-    if renumbered:
-        checks["renumbered file ghosts"] = bool(ghosts < 0.2 * g.n)
+    checks["renumbered file ghosts"] = bool(ghosts < 0.2 * g.n)
     check_in_input_order("renumbered file partition", partition(path, 8, comm=c),
                          matchpart.load_graph(path) if c.rank == 0 else None)
 

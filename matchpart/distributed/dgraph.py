@@ -247,15 +247,15 @@ def _renumbers(graph):
 def scatter_graph(graph, comm=None, renumber=False):
     """Distribute a matchpart Graph held on rank 0 (``graph`` is ignored elsewhere).
 
-    ``renumber``: on more than one rank, a graph numbered with no locality (_renumbers) is
-    first numbered breadth-first, and each rank's ``input_ids`` keep its vertices' input ids
+    ``renumber``: a graph numbered with no locality (_renumbers) is first numbered
+    breadth-first, on one rank too (as the single process relabels it), and each rank's ``input_ids`` keep its vertices' input ids
     (see gather_in_input_order)."""
     c = as_comm(comm)
     pieces = None
     if c.rank == 0:
         g = graph.to("cpu")
         order = None
-        if renumber and c.size > 1 and _renumbers(g):
+        if renumber and _renumbers(g):
             order, g = locality.bfs_relabel(g)
         indptr = np.asarray(g.indptr, dtype=np.int64)
         vtxdist = balanced_vtxdist(indptr, c.size)
