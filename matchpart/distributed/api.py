@@ -112,7 +112,7 @@ def _coarsen(g, k, pre, rating, seed, timings, levels):
     for depth in range(MAX_LEVELS):
         if g.n <= gather_at:
             break
-        t0 = time.perf_counter()
+        t0 = t_level = time.perf_counter()
         level_seed = level_seed_of(seed, depth)
         st = {"rounds": 0, "matched_fraction": [0.0]}
         two_hop_fraction = 0.0
@@ -144,7 +144,7 @@ def _coarsen(g, k, pre, rating, seed, timings, levels):
             timings["contraction"] += t2 - t1
         levels.append({"n": g.n, "m": g.m, "rounds": st["rounds"],
                        "matched_fraction": st["matched_fraction"][-1] if st["matched_fraction"] else 0.0,
-                       "two_hop_fraction": two_hop_fraction, "clustered": clustering, "time": t2 - t0})
+                       "two_hop_fraction": two_hop_fraction, "clustered": clustering, "time": t2 - t_level})
         hierarchy[-1][1] = cid
         hierarchy.append([coarse, None])
         stalled = coarse.n > MIN_SHRINK * g.n

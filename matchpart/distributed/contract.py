@@ -17,6 +17,15 @@ from .dgraph import ROW_COST, DistGraph, even_vtxdist
 def coarse_ids(g, mate):
     """(global coarse id of every own vertex, coarse vtxdist) from ``mate`` (global ids, -1)."""
     c = g.comm
+    count = ck.count_leaders(mate, g.first)
+    cid, far = ck.pair_ids(mate, g.first, c.exscan(count))
+    _ask_far_leaders(g, mate, cid, far)
+    return cid, _even_ranges(c, count)
+
+
+def _coarse_ids_xp(g, mate):
+    """coarse_ids by whole-array operations (the reference of the kernels)."""
+    c = g.comm
     gv = np.arange(g.first, g.last, dtype=np.int64)
     leader = np.where(mate >= 0, np.minimum(gv, mate), gv)
     is_leader = leader == gv
@@ -24,13 +33,18 @@ def coarse_ids(g, mate):
     offset = c.exscan(count)
     cid = np.full(g.n_local, -1, dtype=np.int64)
     cid[is_leader] = offset + np.arange(count, dtype=np.int64)
-    # a follower's leader is its mate: an own vertex, or another rank's (a neighbour, or any
-    # vertex after two-hop pairing), which is asked for the leader's coarse id
     follower = np.flatnonzero(~is_leader)
     m = mate[follower]
     own = (m >= g.first) & (m < g.last)
     cid[follower[own]] = cid[m[own] - g.first]
-    far = follower[~own]
+    _ask_far_leaders(g, mate, cid, follower[~own])
+    return cid, _even_ranges(c, count)
+
+
+def _ask_far_leaders(g, mate, cid, far):
+    # a follower's leader is its mate: an own vertex, or another rank's (a neighbour, or any
+    # vertex after two-hop pairing), which is asked for the leader's coarse id
+    c = g.comm
     if c.allreduce(int(far.shape[0])):
         owner = g.owner(mate[far])
         order = c.by_dest(owner)
@@ -38,11 +52,14 @@ def coarse_ids(g, mate):
         asked, counts = c.alltoallv(mate[far], np.bincount(owner, minlength=c.size))
         answer, _ = c.alltoallv(cid[asked - g.first], counts)
         cid[far] = answer
+
+
+def _even_ranges(c, count):
     # the coarse graph's ranges: equal shares of the coarse ids, not each rank's leaders (a
     # pair's leader is its smaller id, on the lower rank, so leader ranges drift towards rank
     # 0 level after level: delaunay 2^20 at P = 4 ended with 4257 of 4260 vertices on rank 0).
     # Pairs merge at most two rows, so shares of the ids are shares of the entries.
-    return cid, even_vtxdist(c.allreduce(count), c.size)
+    return even_vtxdist(c.allreduce(count), c.size)
 
 
 def coarse_ranges(g, cid, nc):
@@ -101,10 +118,7 @@ def contract_ids(g, cid, vtxdist):
     cid_ext = g.extended(cid)
     first = int(vtxdist[c.rank])
     nc = int(vtxdist[c.rank + 1]) - first
-    # vertex weights: every member's weight goes to its coarse vertex's owner
-    to, w = c.exchange(coarse_owner, cid, g.vwgt)
-    vwgt = np.zeros(nc, dtype=g.vwgt.dtype)
-    ck.add_at(vwgt, to - first, w)
+    vwgt = _vertex_weights(g, cid, coarse_owner, first, nc)
     # edges: (coarse row, coarse col, weight) to the row's owner, diagonal dropped here; the
     # rows this rank owns stay in place (merge_rows reads them from the fine rows)
     counts, cr, cc, w = ck.coarse_entries(g.indptr, g.adj, g.ewgt, cid_ext, coarse_owner, c.size, c.rank)
@@ -122,6 +136,27 @@ def contract_ids(g, cid, vtxdist):
     return DistGraph(c, vtxdist, indptr, cols, ewgt.astype(g.ewgt.dtype, copy=False), vwgt)
 
 
+def _vertex_weights(g, cid, coarse_owner, first, nc):
+    """The own coarse vertices' weights: members owned here are added in place, the others'
+    weights travel to their coarse vertex's owner (delaunay 2^20 at P = 2: sending every
+    member's cost 26 ms a run). Summed in rank order (lower ranks, own, higher), as the
+    whole-array version sums them, so float weights come out the same."""
+    c = g.comm
+    far = ck.foreign(coarse_owner, c.rank)
+    dest = coarse_owner[far]
+    order = c.by_dest(dest)
+    far = far[order]
+    counts = np.bincount(dest, minlength=c.size)
+    to, rcounts = c.alltoallv(cid[far], counts)
+    w, _ = c.alltoallv(g.vwgt[far], counts)
+    before = int(rcounts[:c.rank].sum())
+    vwgt = np.zeros(nc, dtype=g.vwgt.dtype)
+    ck.add_at(vwgt, to[:before] - first, w[:before])
+    ck.add_own(vwgt, cid, g.vwgt, coarse_owner, c.rank, first)
+    ck.add_at(vwgt, to[before:] - first, w[before:])
+    return vwgt
+
+
 def _merge_slots(n_coarse, entries):
     """merge_rows' slot row: one per global coarse vertex while they are at most the rank's
     entries to merge (memory of the rank's own size; at scale the first levels sort their
@@ -132,7 +167,7 @@ def _merge_slots(n_coarse, entries):
 
 def _contract_xp(g, mate):
     c = g.comm
-    cid, vtxdist = coarse_ids(g, mate)
+    cid, vtxdist = _coarse_ids_xp(g, mate)
     coarse_owner = np.searchsorted(vtxdist, cid, side="right") - 1
     cid_ext = g.extended(cid)
     first = int(vtxdist[c.rank])
