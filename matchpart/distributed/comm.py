@@ -77,12 +77,13 @@ class Comm:
         """Send ``send[offsets[q]:offsets[q+1]]`` to rank q (``counts[q]`` items each, grouped
         by destination); returns (received array, counts received from each rank)."""
         send = np.ascontiguousarray(send)
-        counts = np.asarray(counts, dtype=np.int64)
+        counts = np.ascontiguousarray(counts, dtype=np.int64)
         if self.size == 1:   # one rank: a copy; the MPI calls cost ~1 ms each, 0.6 s of a P = 1 run
             self._count(8)
             return send.copy(), counts.copy()
         MPI = mpi()
-        rcounts = np.asarray(self.comm.alltoall(counts.tolist()), dtype=np.int64)
+        rcounts = np.empty(self.size, dtype=np.int64)   # a buffer: 12 us a call where a pickled list took 28
+        self.comm.Alltoall(counts, rcounts)
         recv = np.empty(int(rcounts.sum()), dtype=send.dtype)
         sdispl = np.concatenate([[0], np.cumsum(counts)[:-1]])
         rdispl = np.concatenate([[0], np.cumsum(rcounts)[:-1]])

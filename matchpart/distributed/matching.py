@@ -73,7 +73,8 @@ def local_max(g, *, rating="weight", seed=0, cap=None):
     rate = entry_ratings(g, rating)
     mate, rounds, fractions = (_rounds_kernel if CPU_KERNEL else _rounds_xp)(g, rate, seed)
     if cap is not None:
-        mate = _drop_heavy_pairs(g, mate, cap)
+        mate = (lmk.drop_heavy(mate, g.extended(g.vwgt), g.ghosts, g.first, cap) if CPU_KERNEL
+                else _drop_heavy_pairs(g, mate, cap))
     return mate, {"rounds": rounds, "matched_fraction": fractions}
 
 
