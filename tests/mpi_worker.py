@@ -333,6 +333,14 @@ def check_degree_renumbered_file():
                 (same.vwgt, whole_new.vwgt)))
         check_in_input_order("degree renumbered partition", partition(path, 8, comm=c),
                              matchpart.load_graph(path) if c.rank == 0 else None)
+        # the same graph held on rank 0 and scattered: the same order
+        whole = matchpart.load_graph(path) if c.rank == 0 else None
+        s = load(whole, c, renumber=True)
+        checks["degree renumbered scatter ids"] = s.input_ids is not None
+        ids = c.gatherv(s.local_input_ids(), 0)
+        if c.rank == 0:
+            checks["degree renumbered scatter order"] = bool(np.array_equal(ids, reference))
+        check_in_input_order("degree renumbered scatter partition", partition(s, 8, comm=c), whole)
     finally:
         relabel.RELABEL_MIN_VERTICES = saved
 
