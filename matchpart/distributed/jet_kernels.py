@@ -124,31 +124,25 @@ def extend_list(indptr, adj, moved, nm, gptr, gnbr, ghost_at, listed, nb, in_lis
     flag = rescan.shape[0] > 0
     for i in range(nm):
         v = moved[i]
-        if flag:
-            rescan[v] = True
-        if not in_list[v]:
-            in_list[v] = True
-            listed[nb] = v
-            nb += 1
+        nb = _flag_and_list(v, listed, nb, in_list, rescan, flag)
         for e in range(indptr[v], indptr[v + 1]):
-            u = adj[e]
-            if u < nl:
-                if flag:
-                    rescan[u] = True
-                if not in_list[u]:
-                    in_list[u] = True
-                    listed[nb] = u
-                    nb += 1
+            if adj[e] < nl:
+                nb = _flag_and_list(adj[e], listed, nb, in_list, rescan, flag)
     for t in range(ghost_at.shape[0]):
         j = ghost_at[t] - nl
         for e in range(gptr[j], gptr[j + 1]):
-            u = gnbr[e]
-            if flag:
-                rescan[u] = True
-            if not in_list[u]:
-                in_list[u] = True
-                listed[nb] = u
-                nb += 1
+            nb = _flag_and_list(gnbr[e], listed, nb, in_list, rescan, flag)
+    return nb
+
+
+@njit(cache=True, internal=True)
+def _flag_and_list(v, listed, nb, in_list, rescan, flag):
+    if flag:
+        rescan[v] = True
+    if not in_list[v]:
+        in_list[v] = True
+        listed[nb] = v
+        nb += 1
     return nb
 
 
