@@ -248,8 +248,8 @@ def scatter_graph(graph, comm=None, renumber=False):
     """Distribute a matchpart Graph held on rank 0 (``graph`` is ignored elsewhere).
 
     ``renumber``: a graph numbered with no locality (_renumbers) is first numbered
-    breadth-first, on one rank too (as the single process relabels it), and each rank's ``input_ids`` keep its vertices' input ids
-    (see gather_in_input_order)."""
+    breadth-first, on one rank too (as the single process relabels it), and each rank's
+    ``input_ids`` keep its vertices' input ids (see gather_in_input_order)."""
     c = as_comm(comm)
     pieces = None
     if c.rank == 0:
