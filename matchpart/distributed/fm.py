@@ -34,10 +34,10 @@ import numpy as np
 from ..jit import njit
 from ..refine.fm import refine_arrays
 from .jet import ghost_adjacency
+from .jet_kernels import NO_FLAGS
 from .refine import block_weights
 
 SWEEPS = 2
-NO_FLAGS = np.zeros(0, dtype=np.bool_)
 # Sweeps are grouped when the ranks' sweeps by rank order would take more than this many
 # times the ideal (each rank's movable entries over both sweeps, the slowest rank's):
 # R-MAT 2^18 at P = 2 has about 2, delaunay 2^20 numbered breadth-first about 1.

@@ -82,15 +82,15 @@ def jet_rounds(g, parts, k, lmax, *, seed, patience, max_rounds, negative_gain_f
             ext = g.extended(parts)
             nb = kn.boundary_list(g.indptr, g.adj, ext, bnd, in_list)
         if (bw > lmax).any():
-            # in place on parts and ext; the list grows around the moves (rebuilding it after
-            # each of the 40 calls on delaunay 2^18, k = 32, P = 1 cost 0.09 s), which
-            # rebalancing tries first
+            # in place on parts and ext; the list grows around the moves, flagged for rescanning
+            # (rebuilding it after each of the 40 calls on delaunay 2^18, k = 32, P = 1 cost
+            # 0.09 s), which rebalancing tries first
             if scratch is None:
                 scratch = rebalance_scratch(g)
             flooded = bw > FLOODED * lmax
             before = parts.copy() if flooded.any() else None
             parts, ext, mv, ghost_at, nb, local_bw = rebalance(g, parts, ext, k, lmax, seed=seed + 7919 * it,
-                                                               listed=(bnd, nb, in_list), local=local_bw,
+                                                               listed=(bnd, nb, in_list, rescan), local=local_bw,
                                                                scratch=scratch)
             if before is not None:
                 if evicted.shape[0] == 0:
@@ -98,7 +98,6 @@ def jet_rounds(g, parts, k, lmax, *, seed, patience, max_rounds, negative_gain_f
                 out = mv[(parts[mv] != before[mv]) & flooded[before[mv]]]
                 evicted[out] = before[out]
             bw = c.allreduce(local_bw)
-            nb = kn.extend_list(g.indptr, g.adj, mv, mv.shape[0], gptr, gnbr, ghost_at, bnd, nb, in_list, rescan)
             nsince = kn.note_moved(mv, mv.shape[0], since, since_list, nsince)
             ghosts_since.append(ghost_at)
         nb, two_cut = scan_boundary(g.indptr, g.adj, g.ewgt, ext, k, bnd, nb, in_list, locked,
@@ -146,5 +145,5 @@ def jet_rounds(g, parts, k, lmax, *, seed, patience, max_rounds, negative_gain_f
     # in_list covers the boundary of the last partition (parts); best differs from it on the
     # vertices noted since, so those and their neighbours cover the rest of best's boundary
     at = np.unique(np.concatenate(ghosts_since)) if ghosts_since else np.zeros(0, dtype=np.int64)
-    kn.extend_list(g.indptr, g.adj, since_list, nsince, gptr, gnbr, at, bnd, nb, in_list, rescan[:0])
+    kn.extend_list(g.indptr, g.adj, since_list, nsince, gptr, gnbr, at, bnd, nb, in_list, kn.NO_FLAGS)
     return best, best_key[1], in_list

@@ -15,6 +15,10 @@ from ..backend.rng import hash64_at
 from ..jit import njit
 from ..refine.destinations import vertex_destination
 
+# The empty flag array that the kernels taking optional per-vertex flags read as "none"
+# (extend_list's rescan, the local FM sweep's boundary hint).
+NO_FLAGS = np.zeros(0, dtype=np.bool_)
+
 
 @njit(cache=True)
 def boundary_list(indptr, adj, ext, listed, in_list):
@@ -118,7 +122,7 @@ def apply_moves(moved, nm, prev, nprev, dest, parts, ext, vwgt, local_bw, locked
 def extend_list(indptr, adj, moved, nm, gptr, gnbr, ghost_at, listed, nb, in_list, rescan):
     """Add the moved own vertices, their own neighbours and the own neighbours of the moved
     ghosts (``ghost_at``: local indices n_local + j) to the list, and flag them all in
-    ``rescan`` (an empty array: no flags): their scan values are out of date
+    ``rescan`` (NO_FLAGS: no flags): their scan values are out of date
     (refine/jet_passes.py). Returns the list's new length."""
     nl = indptr.shape[0] - 1
     flag = rescan.shape[0] > 0

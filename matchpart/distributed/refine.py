@@ -257,12 +257,12 @@ def rebalance_tracked(g, parts, ext, k, lmax, *, seed=0, rounds=REBALANCE_ROUNDS
                       scratch=None):
     """rebalance's rounds on the compiled kernels, in place on ``parts`` (int64) and ``ext``
     (their blocks with the ghosts', current). Returns (parts, ext, own vertices moved, local
-    indices of ghosts whose block changed, the list's length, this rank's block weights):
-    Jet then extends its boundary list around them instead of rebuilding it (a full pass
-    over the rows: 0.09 s over 47 calls on delaunay 2^18, k = 32, P = 1). ``listed``: Jet's
-    (list, its length, flags), a superset of the own boundary vertices: each round tries
-    them first (rk.select) and extends the list around its moves (in place; the new length
-    is returned). ``local``: this rank's block weights of ``parts`` when the caller keeps
+    indices of ghosts whose block changed, the list's length, this rank's block weights).
+    ``listed``: Jet's (list, its length, in-list flags, rescan flags), a superset of the own
+    boundary vertices: each round tries them first (rk.select) and extends the list around
+    its moves, flagging them for Jet's rescan (in place; the new length is returned), so that
+    Jet neither rebuilds the list (a full pass over the rows: 0.09 s over 47 calls on
+    delaunay 2^18, k = 32, P = 1) nor walks the moves again. ``local``: this rank's block weights of ``parts`` when the caller keeps
     them (integer weights). ``scratch``: rebalance_scratch(g), when the caller keeps it."""
     from . import rebalance_kernels as rk
     from .jet import ghost_adjacency
@@ -281,12 +281,11 @@ def rebalance_tracked(g, parts, ext, k, lmax, *, seed=0, rounds=REBALANCE_ROUNDS
     ghosts_at = []
     was_allowed = np.ones(k, dtype=np.bool_)
     gptr, gnbr, _ = ghost_adjacency(g)
-    no_flags = np.empty(0, dtype=np.bool_)   # Jet flags around the moves itself
     key = np.uint64(stream_key(seed, STREAM_REBALANCE))
     if listed is None:
         bnd, nb, in_list, wdeg, floor = np.zeros(0, dtype=np.int64), 0, None, np.zeros(0), np.inf
     else:
-        bnd, nb, in_list = listed
+        bnd, nb, in_list, rescan = listed
         if sc["wdeg"] is None:   # once per scratch (one pass over the rows)
             sc["wdeg"] = np.empty(nl, dtype=np.float64)
             sc["floor"] = rk.loss_floor(g.indptr, g.ewgt, vw, sc["wdeg"])
@@ -322,7 +321,7 @@ def rebalance_tracked(g, parts, ext, k, lmax, *, seed=0, rounds=REBALANCE_ROUNDS
         movers = movers[now[movers]]
         rk.invalidate(g.indptr, g.adj, movers, movers.shape[0], gptr, gnbr, at, known)
         if in_list is not None:
-            nb = extend_list(g.indptr, g.adj, movers, movers.shape[0], gptr, gnbr, at, bnd, nb, in_list, no_flags)
+            nb = extend_list(g.indptr, g.adj, movers, movers.shape[0], gptr, gnbr, at, bnd, nb, in_list, rescan)
         now[movers] = False
     at = np.unique(np.concatenate(ghosts_at)) if ghosts_at else np.zeros(0, dtype=np.int64)
     return parts, ext, moved[:nmoved].copy(), at, nb, local
