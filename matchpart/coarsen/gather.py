@@ -22,6 +22,30 @@ TRANSPOSE_CHUNK_ENTRIES = 1 << 17
 GATHER_MAX_CHUNKS = 16
 
 
+@njit(cache=True, internal=True)
+def _gather_row(c, start, first, members, indptr, indices, ewgt, mapping, slot, bcol, bw):
+    """Coarse row c from slot ``start`` of bcol / bw: its members' (members[first[c]:first[c + 1]])
+    entries merged by coarse column through slot[d] (d's slot in the row being built; slots
+    before ``start`` are stale), summed in CSR order, without the loop at c. Returns the
+    row's end."""
+    top = start
+    for i in range(first[c], first[c + 1]):
+        v = members[i]
+        for e in range(indptr[v], indptr[v + 1]):
+            d = mapping[indices[e]]
+            if d == c:
+                continue
+            s = slot[d]
+            if s < start:
+                slot[d] = top
+                bcol[top] = d
+                bw[top] = ewgt[e]
+                top += 1
+            else:
+                bw[s] += ewgt[e]
+    return top
+
+
 @njit(cache=True)
 def contract_by_gathering(indptr, indices, ewgt, vwgt, mapping, nc, bcol, bw, by_transpose):
     """The coarse rows one coarse vertex at a time (METIS's way): walk its members' rows in
@@ -54,21 +78,7 @@ def contract_by_gathering(indptr, indices, ewgt, vwgt, mapping, nc, bcol, bw, by
     cindptr = np.zeros(nc + 1, dtype=np.int64)
     top = 0
     for c in range(nc):
-        start = top
-        for i in range(first[c], first[c + 1]):
-            v = members[i]
-            for e in range(indptr[v], indptr[v + 1]):
-                d = mapping[indices[e]]
-                if d == c:
-                    continue
-                s = slot[d]
-                if s < start:
-                    slot[d] = top
-                    bcol[top] = d
-                    bw[top] = ewgt[e]
-                    top += 1
-                else:
-                    bw[s] += ewgt[e]
+        top = _gather_row(c, top, first, members, indptr, indices, ewgt, mapping, slot, bcol, bw)
         cindptr[c + 1] = top
     cindices = np.empty(top, dtype=bcol.dtype)
     cewgt = np.empty(top, dtype=bw.dtype)
@@ -128,22 +138,8 @@ def contract_by_gathering_parallel(indptr, indices, ewgt, vwgt, mapping, nc, by_
         slot = np.full(nc, -1, dtype=np.int64)    # as in contract_by_gathering
         for c in range(crows[t], crows[t + 1]):
             start = bound[c]
-            top = start
-            for i in range(first[c], first[c + 1]):
-                v = members[i]
-                for e in range(indptr[v], indptr[v + 1]):
-                    d = mapping[indices[e]]
-                    if d == c:
-                        continue
-                    s = slot[d]
-                    if s < start:
-                        slot[d] = top
-                        bcol[top] = d
-                        bw[top] = ewgt[e]
-                        top += 1
-                    else:
-                        bw[s] += ewgt[e]
-            row_len[c + 1] = top - start
+            row_len[c + 1] = _gather_row(c, start, first, members, indptr, indices, ewgt, mapping, slot, bcol,
+                                         bw) - start
     for c in range(nc):
         row_len[c + 1] += row_len[c]
     cindptr = row_len
