@@ -24,10 +24,10 @@ GATHER_MAX_CHUNKS = 16
 
 @njit(cache=True, internal=True)
 def _gather_row(c, start, first, members, indptr, indices, ewgt, mapping, slot, bcol, bw):
-    """Coarse row c from slot ``start`` of bcol / bw: its members' (members[first[c]:first[c + 1]])
-    entries merged by coarse column through slot[d] (d's slot in the row being built; slots
-    before ``start`` are stale), summed in CSR order, without the loop at c. Returns the
-    row's end."""
+    """Coarse row c written from slot ``start`` of bcol / bw: the entries of its members
+    (members[first[c]:first[c + 1]]) merged by coarse column d through slot[d] (d's slot in
+    the row being built; slots before ``start`` are stale), summed in CSR order; entries
+    inside c are dropped. Returns the row's end."""
     top = start
     for i in range(first[c], first[c + 1]):
         v = members[i]
