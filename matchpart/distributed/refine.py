@@ -263,7 +263,8 @@ def rebalance_tracked(g, parts, ext, k, lmax, *, seed=0, rounds=REBALANCE_ROUNDS
     its moves, flagging them for Jet's rescan (in place; the new length is returned), so that
     Jet neither rebuilds the list (a full pass over the rows: 0.09 s over 47 calls on
     delaunay 2^18, k = 32, P = 1) nor walks the moves again. ``local``: this rank's block
-    weights of ``parts`` when the caller keeps them (integer weights). ``scratch``: rebalance_scratch(g), when the caller keeps it."""
+    weights of ``parts`` when the caller keeps them (integer weights). ``scratch``:
+    rebalance_scratch(g), when the caller keeps it."""
     from . import rebalance_kernels as rk
     from .jet import ghost_adjacency
     from .jet_kernels import extend_list
