@@ -2,7 +2,10 @@
 0.61 and 0.68; matchpart.jit falls back to plain numba.njit when they are not there)."""
 from __future__ import annotations
 
+import functools
 import gc
+import hashlib
+import os
 
 from llvmlite.binding import ffi as _llvm_ffi
 from numba import _dynfunc
@@ -19,8 +22,32 @@ from numba.core.typed_passes import NativeLowering
 _Base = resolve_dispatcher_from_str("cpu")
 
 
+@functools.lru_cache(maxsize=None)
+def kernel_sources_stamp(root=os.path.dirname(os.path.abspath(__file__))):
+    """sha256 over the package's kernel files (every .py under ``root`` that mentions njit:
+    relative path and contents, in path order), once per process (a few ms)."""
+    stamp = hashlib.sha256()
+    for path in sorted(os.path.join(d, f) for d, _, files in os.walk(root) for f in files if f.endswith(".py")):
+        with open(path, "rb") as source:
+            data = source.read()
+        if b"njit" in data:
+            stamp.update(os.path.relpath(path, root).replace(os.sep, "/").encode() + b"\0")
+            stamp.update(hashlib.sha256(data).digest())
+    return stamp.hexdigest()
+
+
 class _Cache(FunctionCache):
-    """numba's per-function disk cache, loading without the compiler context's refresh."""
+    """numba's per-function disk cache, loading without the compiler context's refresh, and
+    valid only for the kernel files it was compiled from. numba stamps an index with the
+    sha256 of the kernel's own file, but a cached kernel carries its callees' machine code:
+    a callee changed in another file left its callers running the old code (an editable
+    install, a pip upgrade over caches compiled at run time)."""
+
+    def __init__(self, py_func):
+        super().__init__(py_func)
+        cache_file = self._cache_file
+        if hasattr(cache_file, "_source_stamp"):    # numba 0.61-0.68: the index's stamp
+            cache_file._source_stamp = (cache_file._source_stamp, kernel_sources_stamp())
 
     def load_overload(self, sig, target_context):
         # what cached machine code needs: the runtime's symbols (numba's C helpers are

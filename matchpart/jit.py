@@ -25,11 +25,12 @@ handed to its callers as it is, which optimise it with theirs. It is not cached 
 cached callers carry its code. Called from Python (a public entry that also serves other
 kernels, a test), an internal kernel compiles a twin that has a wrapper, cached as usual.
 
-numba stamps a kernel's cache with the sha256 of the kernel's own source file only, so a
-cached caller keeps the old code of a callee (internal or not) whose file alone changed.
-setup.py deletes the package's caches before it compiles them into the wheel; after editing
-a kernel that others call from another file, delete them too (``find matchpart -name
-'*.nb[ic]' -delete``) before testing or timing the change, or the callers run the old code.
+numba stamps a kernel's cache with the sha256 of the kernel's own source file only, but a
+cached kernel carries the machine code of its callees (internal or not): a callee changed in
+another file left its callers running the old code. The caches here are stamped with every
+kernel file of the package as well (_jit_impl.kernel_sources_stamp), so editing any kernel
+file recompiles the kernels on their next use. With plain numba (below) delete the caches
+after such an edit (``find matchpart -name '*.nb[ic]' -delete``).
 
 While numba compiles a kernel of the package, Python's garbage collector and numba's
 event per call into LLVM are paused (_jit_impl._Compiling): about 3 s of a first run of

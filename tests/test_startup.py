@@ -192,3 +192,36 @@ def test_the_default_partition_compiles_one_specialisation_per_kernel(tmp_path):
         print(json.dumps(many))
         """, NUMBA_CACHE_DIR=str(tmp_path))
     assert json.loads(out.splitlines()[-1]) == {}
+
+
+@numba_internals
+def test_the_kernel_files_stamp_changes_with_a_kernel_file_only(tmp_path):
+    # a cached kernel carries its callees' machine code, so its cache must go stale when any
+    # kernel file changes, not only its own (numba's stamp)
+    from matchpart._jit_impl import kernel_sources_stamp
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "a.py").write_text("from .jit import njit\n@njit\ndef f(x):\n    return g(x)\n")
+    (tmp_path / "sub" / "b.py").write_text("@njit(internal=True)\ndef g(x):\n    return x\n")
+    (tmp_path / "cli.py").write_text("print('no kernels here')\n")
+
+    def stamp():
+        kernel_sources_stamp.cache_clear()
+        return kernel_sources_stamp(str(tmp_path))
+    first = stamp()
+    (tmp_path / "cli.py").write_text("print('still none')\n")
+    (tmp_path / "notes.txt").write_text("njit")
+    assert stamp() == first
+    (tmp_path / "sub" / "b.py").write_text("@njit(internal=True)\ndef g(x):\n    return x + 1\n")
+    changed = stamp()
+    assert changed != first
+    (tmp_path / "sub" / "b.py").rename(tmp_path / "b.py")     # the same contents elsewhere
+    assert stamp() not in (first, changed)
+    kernel_sources_stamp.cache_clear()
+
+
+@numba_internals
+def test_a_cached_kernel_is_stamped_with_the_kernel_files():
+    from matchpart._jit_impl import kernel_sources_stamp
+    from matchpart.refine.gain_cache import new_cache
+    own, package = new_cache._cache._cache_file._source_stamp
+    assert package == kernel_sources_stamp() and isinstance(own, (bytes, str))
